@@ -1,0 +1,177 @@
+/*
+ * bthread.h -- the public API of every schedbench variant.
+ *
+ * A C subset of brpc's bthread/bthread.h: the same names, signatures and return
+ * conventions (0 on success or an errno value), so C code written against brpc's
+ * bthread compiles unchanged.  Every function may be called from a bthread or from a
+ * plain pthread (the main thread, a foreign thread).  The scheduler starts lazily on the
+ * first call, or explicitly with bthread_setconcurrency().
+ *
+ * Differences from brpc, all deliberate:
+ *   - any worker count >= 1 is allowed (a research harness needs 1);
+ *   - the functions marked EXTENSION below do not exist in brpc.
+ */
+#ifndef SCHEDBENCH_BTHREAD_H
+#define SCHEDBENCH_BTHREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A 64-bit id: version << 32 | slot.  Never 0; a stale id never names a reused slot. */
+typedef uint64_t bthread_t;
+
+typedef unsigned bthread_stacktype_t;
+#define BTHREAD_STACKTYPE_UNKNOWN 0u
+#define BTHREAD_STACKTYPE_PTHREAD 1u /* run on the worker's own stack (no switch away) */
+#define BTHREAD_STACKTYPE_SMALL 2u   /* 32 KiB by default */
+#define BTHREAD_STACKTYPE_NORMAL 3u  /* 1 MiB by default */
+#define BTHREAD_STACKTYPE_LARGE 4u   /* 8 MiB by default */
+
+typedef unsigned bthread_attrflags_t;
+#define BTHREAD_NOSIGNAL 1u /* as brpc: do not wake an idle worker for this task */
+
+typedef struct bthread_attr_t {
+    bthread_stacktype_t stack_type;
+    bthread_attrflags_t flags;
+    void *keytable_pool; /* accepted for source compatibility; unused */
+} bthread_attr_t;
+
+static const bthread_attr_t BTHREAD_ATTR_PTHREAD = {BTHREAD_STACKTYPE_PTHREAD, 0, NULL};
+static const bthread_attr_t BTHREAD_ATTR_SMALL = {BTHREAD_STACKTYPE_SMALL, 0, NULL};
+static const bthread_attr_t BTHREAD_ATTR_NORMAL = {BTHREAD_STACKTYPE_NORMAL, 0, NULL};
+static const bthread_attr_t BTHREAD_ATTR_LARGE = {BTHREAD_STACKTYPE_LARGE, 0, NULL};
+
+/* ---- tasks ---------------------------------------------------------------------- */
+
+/* Create a bthread running fn(arg) and run it at once; the caller is requeued.
+ * From a plain pthread this is the same as bthread_start_background. */
+int bthread_start_urgent(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(void *),
+                         void *arg);
+/* Create a bthread running fn(arg); the caller goes on. */
+int bthread_start_background(bthread_t *tid, const bthread_attr_t *attr,
+                             void *(*fn)(void *), void *arg);
+/* Wait for tid to finish.  EINVAL for 0, for an id never handed out, and for joining
+ * yourself; a finished (stale) id returns 0 at once.  *ret gets fn's return value while
+ * the id is fresh, NULL when it was already stale. */
+int bthread_join(bthread_t tid, void **ret);
+bthread_t bthread_self(void); /* 0 outside a bthread */
+int bthread_equal(bthread_t t1, bthread_t t2);
+void bthread_exit(void *retval) __attribute__((__noreturn__));
+/* From a bthread: requeue the caller and run another task.  From a pthread: sched_yield. */
+int bthread_yield(void);
+int bthread_usleep(uint64_t microseconds);
+int bthread_interrupt(bthread_t tid); /* wake tid from a butex wait / sleep with EINTR */
+int bthread_stop(bthread_t tid);      /* mark stopped, then interrupt */
+int bthread_stopped(bthread_t tid);   /* 1 if stopped or not alive, else 0 */
+
+int bthread_attr_init(bthread_attr_t *attr);
+int bthread_attr_destroy(bthread_attr_t *attr);
+int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
+
+int bthread_getconcurrency(void);
+/* Before start-up: the worker count to start with.  After: add workers (brpc allows only
+ * growth); EPERM if num is below the running count. */
+int bthread_setconcurrency(int num);
+
+/* ---- synchronization (common/sync.c) --------------------------------------------- */
+
+typedef struct bthread_mutexattr_t { int unused; } bthread_mutexattr_t;
+typedef struct bthread_condattr_t { int unused; } bthread_condattr_t;
+typedef struct bthread_rwlockattr_t { int unused; } bthread_rwlockattr_t;
+
+typedef struct bthread_mutex_t { void *butex; } bthread_mutex_t;
+typedef struct bthread_cond_t { bthread_mutex_t *m; void *seq; } bthread_cond_t;
+typedef struct bthread_rwlock_t { void *state; void *wr_butex; void *rd_butex; } bthread_rwlock_t;
+typedef struct bthread_sem_t { void *butex; } bthread_sem_t;
+/* EXTENSION (a C form of brpc's C++ CountdownEvent). */
+typedef struct bthread_countdown_t { void *butex; } bthread_countdown_t;
+
+int bthread_mutex_init(bthread_mutex_t *m, const bthread_mutexattr_t *attr);
+int bthread_mutex_destroy(bthread_mutex_t *m);
+int bthread_mutex_trylock(bthread_mutex_t *m);
+int bthread_mutex_lock(bthread_mutex_t *m);
+int bthread_mutex_timedlock(bthread_mutex_t *m, const struct timespec *abstime);
+int bthread_mutex_unlock(bthread_mutex_t *m);
+
+int bthread_cond_init(bthread_cond_t *c, const bthread_condattr_t *attr);
+int bthread_cond_destroy(bthread_cond_t *c);
+int bthread_cond_signal(bthread_cond_t *c);
+int bthread_cond_broadcast(bthread_cond_t *c);
+int bthread_cond_wait(bthread_cond_t *c, bthread_mutex_t *m);
+int bthread_cond_timedwait(bthread_cond_t *c, bthread_mutex_t *m,
+                           const struct timespec *abstime);
+
+int bthread_rwlock_init(bthread_rwlock_t *rw, const bthread_rwlockattr_t *attr);
+int bthread_rwlock_destroy(bthread_rwlock_t *rw);
+int bthread_rwlock_rdlock(bthread_rwlock_t *rw);
+int bthread_rwlock_tryrdlock(bthread_rwlock_t *rw);
+int bthread_rwlock_timedrdlock(bthread_rwlock_t *rw, const struct timespec *abstime);
+int bthread_rwlock_wrlock(bthread_rwlock_t *rw);
+int bthread_rwlock_trywrlock(bthread_rwlock_t *rw);
+int bthread_rwlock_timedwrlock(bthread_rwlock_t *rw, const struct timespec *abstime);
+int bthread_rwlock_unlock(bthread_rwlock_t *rw);
+
+int bthread_sem_init(bthread_sem_t *s, unsigned value);
+int bthread_sem_destroy(bthread_sem_t *s);
+int bthread_sem_trywait(bthread_sem_t *s);
+int bthread_sem_wait(bthread_sem_t *s);
+int bthread_sem_timedwait(bthread_sem_t *s, const struct timespec *abstime);
+int bthread_sem_post(bthread_sem_t *s);
+int bthread_sem_post_n(bthread_sem_t *s, unsigned n);
+
+int bthread_countdown_init(bthread_countdown_t *c, int initial_count);
+int bthread_countdown_destroy(bthread_countdown_t *c);
+int bthread_countdown_signal(bthread_countdown_t *c, int sig); /* count -= sig, wake at 0 */
+int bthread_countdown_add_count(bthread_countdown_t *c, int v);
+int bthread_countdown_wait(bthread_countdown_t *c);
+int bthread_countdown_timedwait(bthread_countdown_t *c, const struct timespec *abstime);
+
+/* ---- bthread-local storage (common/key.c) ----------------------------------------- */
+
+typedef struct bthread_key_t { uint32_t index; uint32_t version; } bthread_key_t;
+int bthread_key_create(bthread_key_t *key, void (*destructor)(void *data));
+int bthread_key_delete(bthread_key_t key);
+int bthread_setspecific(bthread_key_t key, void *data);
+void *bthread_getspecific(bthread_key_t key);
+
+/* ---- file descriptors (common/fd.c) ------------------------------------------------ */
+
+/* Wait until fd has one of the epoll events (EPOLLIN, EPOLLOUT, ...) without blocking the
+ * worker.  0, or -1 with errno (ETIMEDOUT, EINTR, EINVAL). */
+int bthread_fd_wait(int fd, unsigned events);
+int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime);
+
+/* ---- EXTENSIONS (not in brpc) ----------------------------------------------------- */
+
+/* Stop and join the workers and the timer thread, free every pool.  No bthread may be
+ * alive.  The next call starts the scheduler again (with a new worker count, if set). */
+int bthread_shutdown(void);
+
+/* Per-worker counters, summed by the caller where wanted.  Cheap: each worker writes
+ * only its own cache line. */
+typedef struct bthread_worker_stats_t {
+    uint64_t tasks_run;      /* tasks that ran to completion on this worker */
+    uint64_t switches;       /* context switches into a task */
+    uint64_t steal_attempts; /* victims probed */
+    uint64_t steals;         /* successful steals */
+    uint64_t stolen_tasks;   /* tasks moved by those steals (> steals for batch steals) */
+    uint64_t remote_pops;    /* tasks taken from remote (non-worker) submission queues */
+    uint64_t parks;          /* times the worker went to sleep */
+    uint64_t wakeups;        /* wake-ups this worker sent to sleeping workers */
+    uint64_t cpu_ns;         /* thread CPU time of the worker */
+} bthread_worker_stats_t;
+/* Fills up to max entries, returns the worker count (may exceed max), 0 when stopped. */
+int bthread_get_stats(bthread_worker_stats_t *out, int max);
+/* The variant this library was built as ("chaselev", "fair", ...). */
+const char *bthread_variant_name(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCHEDBENCH_BTHREAD_H */

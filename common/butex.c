@@ -1,0 +1,366 @@
+/*
+ * butex.c -- wait lists for bthreads and pthreads (butex.h), interrupts and sleeps.
+ *
+ * A waiting bthread is put on the butex's list by the "remained" callback that runs
+ * after it has switched away (wait_remained), under the butex lock and only if the value
+ * still equals `expected`.  A waker takes a waiter off the list under the same lock.  So
+ * either the waker changed the value before the check (the waiter is not queued and
+ * returns EWOULDBLOCK) or the waiter is on the list when the waker looks: no lost wake-up.
+ *
+ * Whoever removes a waiter from its list (waker, timer, interrupter) owns its wake-up;
+ * the others find it gone (container == NULL) and do nothing.  A waiter lives on its
+ * waiting thread's stack, so after waking it nobody touches it again, with two guarded
+ * exceptions: the timer callback, which the waiter cancels with timer_del (that returns
+ * only after a running callback finished), and an interrupter, which holds the task's
+ * wait_lock, which the waiter takes once more before it returns.
+ *
+ * Lock order: task.wait_lock, then a butex lock; two butex locks in address order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "butex.h"
+#include "core.h"
+
+/* ---- the list ------------------------------------------------------------------------ */
+void butex_init_embedded(butex_t *b, int value)
+{
+    atomic_init(&b->value, value);
+    atomic_init(&b->lock.v, 0);
+    b->head.prev = b->head.next = &b->head;
+}
+
+static void list_add_tail(butex_t *b, butex_waiter_t *w)
+{
+    w->prev = b->head.prev;
+    w->next = &b->head;
+    b->head.prev->next = w;
+    b->head.prev = w;
+    atomic_store_explicit(&w->container, b, memory_order_relaxed); /* under b's lock */
+}
+
+static void list_del(butex_waiter_t *w)
+{
+    w->prev->next = w->next;
+    w->next->prev = w->prev;
+    w->next = w->prev = NULL;
+    atomic_store_explicit(&w->container, NULL, memory_order_relaxed); /* under the lock */
+}
+
+/* Lock the butex w waits on, or return NULL if w is on no list any more. */
+static butex_t *lock_container(butex_waiter_t *w)
+{
+    for (;;) {
+        /* relaxed: rechecked under the lock, which orders everything that matters */
+        butex_t *b = atomic_load_explicit(&w->container, memory_order_relaxed);
+        if (!b)
+            return NULL;
+        spin_lock(&b->lock);
+        if (atomic_load_explicit(&w->container, memory_order_relaxed) == b)
+            return b;
+        spin_unlock(&b->lock); /* requeued meanwhile: follow it */
+    }
+}
+
+/* w is off every list and the lock is released: wake its thread.  w may be gone as soon
+ * as this returns (or, for a bthread, as soon as core_ready runs). */
+static void wake_waiter(butex_waiter_t *w)
+{
+    task_t *t = w->task;
+    if (t) {
+        core_ready(t);
+    } else {
+        /* release: the reason written before is visible to the waiter */
+        atomic_store_explicit(&w->futex, 1, memory_order_release);
+        futex_wake_private(&w->futex, 1); /* may hit a dead frame: a spurious wake at most */
+    }
+}
+
+/* ---- create / destroy: type-stable memory --------------------------------------------- */
+static spinlock_t free_lock = SPINLOCK_INIT;
+static butex_t *free_list; /* linked through head.next */
+
+void *butex_create(void)
+{
+    spin_lock(&free_lock);
+    butex_t *b = free_list;
+    if (b)
+        free_list = (butex_t *)b->head.next;
+    spin_unlock(&free_lock);
+    if (!b && !(b = aligned_alloc(CACHELINE, sizeof(butex_t) + CACHELINE - sizeof(butex_t) % CACHELINE))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    butex_init_embedded(b, 0);
+    return b;
+}
+
+void butex_destroy(void *p)
+{
+    butex_t *b = p;
+    if (!b)
+        return;
+    spin_lock(&free_lock);
+    b->head.next = (butex_waiter_t *)free_list;
+    free_list = b;
+    spin_unlock(&free_lock);
+}
+
+/* ---- wake ----------------------------------------------------------------------------- */
+/* Take up to n waiters (skipping `except`) off b into a private chain. */
+static butex_waiter_t *take_waiters(butex_t *b, size_t n, bthread_t except, int *count)
+{
+    butex_waiter_t *chain = NULL, **tail = &chain;
+    *count = 0;
+    for (butex_waiter_t *w = b->head.next, *nx; w != &b->head && (size_t)*count < n; w = nx) {
+        nx = w->next;
+        if (except && w->task && core_tid(w->task) == except)
+            continue;
+        list_del(w);
+        w->reason = 0;
+        *tail = w;
+        tail = &w->next;
+        (*count)++;
+    }
+    *tail = NULL;
+    return chain;
+}
+
+static void wake_chain(butex_waiter_t *w)
+{
+    while (w) {
+        butex_waiter_t *nx = w->next; /* read before w may vanish */
+        wake_waiter(w);
+        w = nx;
+    }
+}
+
+static int wake_some(void *p, size_t n, bthread_t except)
+{
+    butex_t *b = p;
+    int count;
+    spin_lock(&b->lock);
+    if (b->head.next == &b->head) {
+        spin_unlock(&b->lock);
+        return 0;
+    }
+    butex_waiter_t *chain = take_waiters(b, n, except, &count);
+    spin_unlock(&b->lock);
+    wake_chain(chain);
+    return count;
+}
+
+int butex_wake(void *b) { return wake_some(b, 1, 0); }
+int butex_wake_n(void *b, size_t n) { return wake_some(b, n, 0); }
+int butex_wake_all(void *b) { return wake_some(b, (size_t)-1, 0); }
+int butex_wake_except(void *b, bthread_t excluded) { return wake_some(b, (size_t)-1, excluded); }
+
+int butex_requeue(void *p1, void *p2)
+{
+    butex_t *b = p1, *b2 = p2;
+    if (b == b2)
+        return butex_wake(b);
+    butex_t *first = b < b2 ? b : b2, *second = b < b2 ? b2 : b;
+    spin_lock(&first->lock);
+    spin_lock(&second->lock);
+    int count;
+    butex_waiter_t *chain = take_waiters(b, 1, 0, &count);
+    while (b->head.next != &b->head) { /* the rest move to b2 */
+        butex_waiter_t *w = b->head.next;
+        list_del(w);
+        list_add_tail(b2, w);
+    }
+    spin_unlock(&second->lock);
+    spin_unlock(&first->lock);
+    wake_chain(chain);
+    return count;
+}
+
+/* ---- wait ----------------------------------------------------------------------------- */
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+
+static void timeout_cb(void *arg)
+{
+    butex_waiter_t *w = arg;
+    butex_t *b = lock_container(w);
+    if (!b)
+        return; /* woken (or interrupted) first */
+    list_del(w);
+    w->reason = ETIMEDOUT;
+    spin_unlock(&b->lock);
+    wake_waiter(w);
+}
+
+/* Runs on the next context, after the waiting bthread left its stack. */
+static void wait_remained(void *arg)
+{
+    butex_waiter_t *w = arg;
+    task_t *t = w->task;
+    butex_t *b = atomic_load_explicit(&w->container, memory_order_relaxed);
+    spin_lock(&t->wait_lock);
+    /* relaxed exchange: the flag is set before bthread_interrupt takes wait_lock, which
+     * we hold now, so the lock orders it */
+    if (atomic_exchange_explicit(&t->interrupted, false, memory_order_relaxed)) {
+        w->reason = EINTR;
+    } else {
+        spin_lock(&b->lock);
+        if (atomic_load_explicit(&b->value, memory_order_relaxed) != w->expected) {
+            w->reason = EWOULDBLOCK;
+        } else {
+            list_add_tail(b, w);
+            t->waiter = w;
+            if (w->abstime) {
+                w->timer = timer_add(w->abstime, timeout_cb, w);
+                if (!w->timer) {
+                    list_del(w);
+                    t->waiter = NULL;
+                    w->reason = ENOMEM;
+                }
+            }
+        }
+        spin_unlock(&b->lock);
+    }
+    bool queued = t->waiter != NULL;
+    spin_unlock(&t->wait_lock);
+    if (!queued)
+        core_ready(t);
+}
+
+static int wait_pthread(butex_t *b, butex_waiter_t *w)
+{
+    spin_lock(&b->lock);
+    if (atomic_load_explicit(&b->value, memory_order_relaxed) != w->expected) {
+        spin_unlock(&b->lock);
+        return EWOULDBLOCK;
+    }
+    list_add_tail(b, w);
+    spin_unlock(&b->lock);
+    /* acquire: pairs with wake_waiter's release */
+    while (atomic_load_explicit(&w->futex, memory_order_acquire) == 0) {
+        struct timespec rel, *relp = NULL;
+        if (w->abstime) {
+            int64_t left = ts_ns(w->abstime) - realtime_ns();
+            if (left <= 0) {
+                butex_t *c = lock_container(w);
+                if (c) {
+                    list_del(w);
+                    spin_unlock(&c->lock);
+                    return ETIMEDOUT;
+                }
+                /* a waker took us off the list: wait for its store */
+                while (atomic_load_explicit(&w->futex, memory_order_acquire) == 0)
+                    sched_yield();
+                break;
+            }
+            rel.tv_sec = left / 1000000000;
+            rel.tv_nsec = left % 1000000000;
+            relp = &rel;
+        }
+        futex_wait_private(&w->futex, 0, relp);
+    }
+    return w->reason;
+}
+
+int butex_wait(void *p, int expected, const struct timespec *abstime)
+{
+    butex_t *b = p;
+    if (atomic_load_explicit(&b->value, memory_order_relaxed) != expected) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    if (abstime && ts_ns(abstime) <= realtime_ns()) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    butex_waiter_t w;
+    memset(&w, 0, sizeof w);
+    w.expected = expected;
+    w.abstime = abstime;
+    atomic_init(&w.container, b);
+    atomic_init(&w.futex, 0);
+    task_t *t = core_current_suspendable();
+    int reason;
+    if (!t) {
+        reason = wait_pthread(b, &w);
+    } else {
+        w.task = t;
+        core_suspend(wait_remained, &w);
+        /* resumed: an interrupter may still hold a pointer to w until we pass here */
+        spin_lock(&t->wait_lock);
+        t->waiter = NULL;
+        spin_unlock(&t->wait_lock);
+        if (w.timer)
+            timer_del(w.timer);
+        reason = w.reason;
+    }
+    if (reason) {
+        errno = reason;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- interrupt, stop, sleep ----------------------------------------------------------- */
+int bthread_interrupt(bthread_t tid)
+{
+    bool invalid;
+    task_t *t = core_task_of(tid, &invalid);
+    if (!t)
+        return invalid ? EINVAL : ESRCH;
+    atomic_store_explicit(&t->interrupted, true, memory_order_relaxed); /* ordered by wait_lock */
+    spin_lock(&t->wait_lock);
+    butex_waiter_t *w = t->waiter;
+    bool wake = false;
+    if (w) {
+        butex_t *b = lock_container(w);
+        if (b) {
+            list_del(w);
+            w->reason = EINTR;
+            atomic_store_explicit(&t->interrupted, false, memory_order_relaxed); /* consumed */
+            spin_unlock(&b->lock);
+            wake = true;
+        }
+    }
+    spin_unlock(&t->wait_lock);
+    if (wake)
+        core_ready(t);
+    return 0;
+}
+
+int bthread_stop(bthread_t tid)
+{
+    task_t *t = core_task_of(tid, NULL);
+    if (!t)
+        return EINVAL;
+    atomic_store_explicit(&t->stopped, true, memory_order_relaxed);
+    return bthread_interrupt(tid);
+}
+
+int bthread_stopped(bthread_t tid)
+{
+    task_t *t = core_task_of(tid, NULL);
+    return !t || atomic_load_explicit(&t->stopped, memory_order_relaxed);
+}
+
+int bthread_usleep(uint64_t us)
+{
+    if (!core_current_suspendable())
+        return usleep((useconds_t)us);
+    butex_t sleeper;
+    butex_init_embedded(&sleeper, 0);
+    int64_t when = realtime_ns() + (int64_t)us * 1000;
+    struct timespec abs = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
+    if (butex_wait(&sleeper, 0, &abs) == 0 || errno == ETIMEDOUT)
+        return 0;
+    return -1; /* errno = EINTR (interrupted or stopped) */
+}

@@ -1,0 +1,111 @@
+/*
+ * core.h -- what the scheduler core (sched.c) offers the rest of common/ (butex, keys,
+ * timers).  Internal: users include bthread.h.  Only sched.c includes variant.h, so the
+ * worker's layout (which depends on the variant's queue) is private to sched.c.
+ */
+#ifndef SCHEDBENCH_CORE_H
+#define SCHEDBENCH_CORE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bthread.h"
+#include "fcontext.h"
+#include "spinlock.h"
+#include "stack.h"
+
+#define CACHELINE 64
+
+typedef struct task task_t;
+typedef struct worker worker_t;
+typedef struct butex butex_t;
+typedef struct butex_waiter butex_waiter_t;
+
+/* A waiter on a butex: lives on the waiting bthread's (or pthread's) stack. */
+struct butex_waiter {
+    butex_waiter_t *prev, *next;   /* list links, under the container's lock */
+    _Atomic(butex_t *) container;  /* the butex it waits on (requeue moves it); NULL once
+                                      removed from every list */
+    task_t *task;                  /* NULL: a pthread waiter, which sleeps on `futex` */
+    _Atomic int futex;             /* pthread waiter: 0 waiting, 1 woken */
+    int reason;                    /* 0 woken, EWOULDBLOCK, ETIMEDOUT, EINTR */
+    int expected;
+    const struct timespec *abstime;
+    uint64_t timer;                /* timer id, 0 = none */
+};
+
+/* A butex: the value first, so users may treat butex_create()'s pointer as an int. */
+struct butex {
+    _Atomic int value;
+    spinlock_t lock;
+    butex_waiter_t head; /* circular list sentinel (prev/next only) */
+};
+
+void butex_init_embedded(butex_t *b, int value); /* a butex inside another object */
+
+/* Task metadata.  Lives in a pool slot that is never freed before bthread_shutdown(), so
+ * a stale pointer reached through an old id reads a valid (reused) object; the version
+ * in join_bx tells whether the id is still alive. */
+struct task {
+    bthread_fcontext_t ctx;      /* saved context while switched out */
+    sb_stack_t *stack;           /* NULL until first run (lazy) */
+    void *(*fn)(void *);
+    void *arg;
+    task_t *next;                /* link for queues and the free list */
+    uint32_t slot;
+    uint32_t version;            /* this incarnation; join_bx.value == version while alive */
+    bthread_stacktype_t stack_type;
+    unsigned attr_flags;
+    int saved_errno;
+    bool borrowed_stack;         /* running inline on its joiner's stack */
+    void *keytable;              /* bthread-local storage (key.c) */
+    void *asan_fake_stack;       /* AddressSanitizer fiber bookkeeping */
+    void *exit_frame;            /* bthread_exit's way out when not on its own stack */
+    uint64_t nswitch;            /* times switched in */
+    /* waits (butex.c): waiter under wait_lock; flags set by interrupt/stop */
+    spinlock_t wait_lock;
+    butex_waiter_t *waiter;
+    _Atomic bool interrupted;
+    _Atomic bool stopped;
+    butex_t join_bx;
+};
+
+/* ---- services of sched.c ---------------------------------------------------------- */
+void core_ensure_started(void);
+/* The running bthread, or NULL on a plain pthread. */
+task_t *core_current(void);
+/* The running bthread if it can suspend (has its own stack), else NULL: callers then
+ * block the thread (a pthread, or a PTHREAD-stack task) on a futex. */
+task_t *core_current_suspendable(void);
+/* Make t runnable: into the calling worker's queue, or a remote queue from a pthread. */
+void core_ready(task_t *t);
+/* Suspend the running bthread; fn(arg) runs right after the switch, on whatever runs
+ * next (the "remained" callback), and typically publishes the task to a wait list. */
+void core_suspend(void (*fn)(void *), void *arg);
+/* The task an id names while that id is alive, else NULL.  *invalid is set when the id
+ * never named a slot. */
+task_t *core_task_of(bthread_t tid, bool *invalid);
+static inline bthread_t core_tid(const task_t *t) { return (uint64_t)t->version << 32 | t->slot; }
+
+/* futex helpers (private futexes). */
+int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);
+int futex_wake_private(_Atomic int *addr, int n);
+
+/* timer.c: a timer thread.  timer_add returns an id (never 0), or 0 on ENOMEM.
+ * timer_del: 0 = removed before it ran; 1 = it ran or is running, and timer_del
+ * returned only after it finished. */
+uint64_t timer_add(const struct timespec *abstime, void (*fn)(void *), void *arg);
+int timer_del(uint64_t id);
+void timer_shutdown(void);
+
+/* key.c: run the destructors of t's bthread-local values (at task exit). */
+void key_run_destructors(task_t *t);
+/* fd.c (optional): stop the epoll dispatcher (bthread_shutdown). */
+void bthread_fd_shutdown_internal(void) __attribute__((weak));
+
+/* Monotonic clock in ns (vDSO, no system call). */
+uint64_t core_now_ns(void);
+
+#endif /* SCHEDBENCH_CORE_H */

@@ -1,0 +1,311 @@
+/*
+ * fd.c -- bthread_fd_wait / bthread_fd_timedwait: wait for a file descriptor without
+ * blocking the worker.
+ *
+ * One dispatcher pthread blocks in epoll_wait for the whole process.  Each fd number
+ * has one butex, created on the fd's first wait and kept until
+ * bthread_fd_shutdown_internal(); its value counts the events the dispatcher delivered
+ * for that fd.  A bthread waits like this:
+ *
+ *     seen = value(butex[fd])                      read the counter first,
+ *     epoll_ctl(ADD, fd, events|EPOLLONESHOT, ptr = butex[fd])      then arm,
+ *     butex_wait(butex[fd], seen, abstime)          and sleep on the old count;
+ *     epoll_ctl(DEL, fd)                            disarm on every way out.
+ *
+ * The dispatcher, for each event: value++ then butex_wake_all.  An event that fires
+ * between the ADD and the butex_wait has already changed the value, so the wait returns
+ * at once (EWOULDBLOCK): no lost wake-up.  EPOLLONESHOT means one event per
+ * registration, so a level-triggered fd that stays ready does not spin the dispatcher.
+ *
+ * Why a butex per fd that lives until shutdown and not one per call: the dispatcher may
+ * already hold an event (returned by epoll_wait) for a waiter that has timed out and
+ * left.  With per-call butexes that event would bump a butex that may have been reused
+ * for, say, a mutex and corrupt it.  With per-fd butexes a late event only bumps this
+ * fd's counter.  The price: such a late event can make the *next* wait on the same fd
+ * return 0 although the fd is not ready.  Callers retry their I/O on EAGAIN anyway, as
+ * with any readiness API.  The table costs 8 bytes per fd number and one butex per fd
+ * ever waited on.
+ *
+ * Limitations (brpc has the same ones):
+ *   - one bthread at a time per fd: a second concurrent bthread waiter on the same fd
+ *     gets -1 with errno EEXIST (epoll refuses a second ADD).  Plain pthreads have no
+ *     such limit (see below).
+ *   - closing an fd while a bthread waits on it does not wake the waiter (epoll drops a
+ *     closed file silently); it waits until its deadline or an interrupt.
+ *   - fd numbers must be below FD_MAX (2^20) for the bthread path: EINVAL above.
+ *   - a regular file or directory (epoll says EPERM) counts as always ready, as poll(2)
+ *     reports it.
+ *
+ * A plain pthread (bthread_self() == 0) has no worker to keep free: it simply ppoll(2)s
+ * the fd, so any number of pthreads may wait on one fd, and the dispatcher is not
+ * started for them.
+ *
+ * Returns 0 when ready, else -1 with errno: ETIMEDOUT, EINTR (bthread_interrupt), EINVAL,
+ * EBADF, EEXIST, ENOMEM.  Deadlines are absolute CLOCK_REALTIME, as everywhere in
+ * bthread.h.  The dispatcher starts on the first bthread wait and is stopped by
+ * bthread_fd_shutdown_internal() (from bthread_shutdown()).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "bthread.h"
+#include "butex.h"
+#include "fd_internal.h"
+
+/* epoll's event bits are poll's (the pthread path passes them straight to ppoll). */
+_Static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLPRI == POLLPRI &&
+                   EPOLLERR == POLLERR && EPOLLHUP == POLLHUP && EPOLLRDHUP == POLLRDHUP &&
+                   EPOLLRDNORM == POLLRDNORM && EPOLLWRNORM == POLLWRNORM &&
+                   EPOLLRDBAND == POLLRDBAND && EPOLLWRBAND == POLLWRBAND,
+               "epoll and poll event bits differ");
+#define POLL_EVENT_MASK 0xffffu /* the flags above 16 bits (EPOLLET, ...) are epoll's */
+
+/* ---- the per-fd butex table: two levels, blocks allocated on first use ------------ */
+
+#define FD_BLOCK_BITS 10
+#define FD_BLOCK_SIZE (1 << FD_BLOCK_BITS)
+#define FD_NBLOCKS 1024
+#define FD_MAX (FD_NBLOCKS * FD_BLOCK_SIZE)
+
+typedef struct fd_block {
+    _Atomic(void *) butex[FD_BLOCK_SIZE];
+} fd_block_t;
+
+static _Atomic(fd_block_t *) fd_table[FD_NBLOCKS];
+
+/* Any thread.  The butex of fd (created on first use), or NULL with errno. */
+static void *fd_butex(int fd)
+{
+    if (fd >= FD_MAX) {
+        errno = EINVAL;
+        return NULL;
+    }
+    _Atomic(fd_block_t *) *bp = &fd_table[fd >> FD_BLOCK_BITS];
+    /* acquire: pairs with the release that published the block's initialised slots. */
+    fd_block_t *blk = atomic_load_explicit(bp, memory_order_acquire);
+    if (!blk) {
+        fd_block_t *fresh = malloc(sizeof *fresh);
+        if (!fresh) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        for (int i = 0; i < FD_BLOCK_SIZE; i++)
+            atomic_init(&fresh->butex[i], NULL);
+        /* release: publishes the initialised slots; acquire on failure: as above. */
+        if (atomic_compare_exchange_strong_explicit(bp, &blk, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            blk = fresh;
+        else
+            free(fresh);
+    }
+    _Atomic(void *) *slot = &blk->butex[fd & (FD_BLOCK_SIZE - 1)];
+    /* acquire: the butex was created (value 0) before its pointer was published. */
+    void *b = atomic_load_explicit(slot, memory_order_acquire);
+    if (!b) {
+        void *fresh = butex_create();
+        if (!fresh) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        /* release/acquire: as for the block. */
+        if (atomic_compare_exchange_strong_explicit(slot, &b, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            b = fresh;
+        else
+            butex_destroy(fresh); /* another waiter on this fd installed one first */
+    }
+    return b;
+}
+
+/* ---- the dispatcher ---------------------------------------------------------------- */
+
+static pthread_mutex_t fd_start_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The epoll fd while the dispatcher runs, else -1.  Written under fd_start_lock. */
+static _Atomic int fd_epfd = -1;
+static int fd_stopfd = -1; /* eventfd, registered with data.ptr == NULL: "stop" */
+static pthread_t fd_thread;
+
+static void *fd_dispatch(void *arg)
+{
+    const int epfd = (int)(intptr_t)arg;
+    struct epoll_event ev[256];
+    for (;;) {
+        const int n = epoll_wait(epfd, ev, (int)(sizeof ev / sizeof ev[0]), -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            perror("bthread fd dispatcher: epoll_wait"); /* cannot happen with a valid fd */
+            abort();
+        }
+        for (int i = 0; i < n; i++) {
+            void *b = ev[i].data.ptr;
+            if (!b)
+                return NULL; /* the stop eventfd: only written when nobody waits */
+            /* relaxed: the butex lock inside butex_wake_all orders this change against
+             * the waiter's check of the value. */
+            atomic_fetch_add_explicit((_Atomic int *)b, 1, memory_order_relaxed);
+            butex_wake_all(b);
+        }
+    }
+}
+
+/* Any thread.  The epoll fd, starting the dispatcher on first use; -1 with errno. */
+static int fd_dispatcher(void)
+{
+    /* acquire: pairs with the release below, so the thread and fds are set up. */
+    int ep = atomic_load_explicit(&fd_epfd, memory_order_acquire);
+    if (ep >= 0)
+        return ep;
+    pthread_mutex_lock(&fd_start_lock);
+    ep = atomic_load_explicit(&fd_epfd, memory_order_relaxed); /* under the lock */
+    if (ep < 0) {
+        int err = 0;
+        ep = epoll_create1(EPOLL_CLOEXEC);
+        fd_stopfd = ep < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        struct epoll_event stop = {.events = EPOLLIN, .data.ptr = NULL};
+        if (ep < 0 || fd_stopfd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd_stopfd, &stop) < 0)
+            err = errno;
+        if (!err) {
+            /* The dispatcher takes no signals: they belong to the application's threads. */
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
+            err = pthread_create(&fd_thread, NULL, fd_dispatch, (void *)(intptr_t)ep);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
+        if (err) {
+            if (fd_stopfd >= 0)
+                close(fd_stopfd);
+            if (ep >= 0)
+                close(ep);
+            fd_stopfd = ep = -1;
+            pthread_mutex_unlock(&fd_start_lock);
+            errno = err;
+            return -1;
+        }
+        pthread_setname_np(fd_thread, "bthread_fd");
+        atomic_store_explicit(&fd_epfd, ep, memory_order_release); /* see the acquire */
+    }
+    pthread_mutex_unlock(&fd_start_lock);
+    return ep;
+}
+
+void bthread_fd_shutdown_internal(void)
+{
+    pthread_mutex_lock(&fd_start_lock);
+    const int ep = atomic_load_explicit(&fd_epfd, memory_order_relaxed); /* under lock */
+    if (ep >= 0) {
+        const uint64_t one = 1;
+        while (write(fd_stopfd, &one, sizeof one) < 0 && errno == EINTR)
+            ;
+        pthread_join(fd_thread, NULL);
+        close(fd_stopfd);
+        close(ep);
+        fd_stopfd = -1;
+        atomic_store_explicit(&fd_epfd, -1, memory_order_relaxed); /* under the lock */
+    }
+    /* Nobody waits (the caller's precondition) and the dispatcher is gone, so nothing
+     * else touches the table: relaxed throughout. */
+    for (int i = 0; i < FD_NBLOCKS; i++) {
+        fd_block_t *blk = atomic_load_explicit(&fd_table[i], memory_order_relaxed);
+        if (!blk)
+            continue;
+        for (int j = 0; j < FD_BLOCK_SIZE; j++) {
+            void *b = atomic_load_explicit(&blk->butex[j], memory_order_relaxed);
+            if (b)
+                butex_destroy(b);
+        }
+        free(blk);
+        atomic_store_explicit(&fd_table[i], NULL, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&fd_start_lock);
+}
+
+/* ---- waiting ----------------------------------------------------------------------- */
+
+/* A bthread: arm a one-shot registration and sleep on the fd's butex. */
+static int fd_wait_bthread(int fd, unsigned events, const struct timespec *abstime)
+{
+    const int ep = fd_dispatcher();
+    if (ep < 0)
+        return -1;
+    void *b = fd_butex(fd);
+    if (!b)
+        return -1;
+    /* relaxed: only the dispatcher changes the value, after an event that needs the
+     * registration below; butex_wait re-checks it under the butex lock. */
+    const int seen = atomic_load_explicit((_Atomic int *)b, memory_order_relaxed);
+    struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = b};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return errno == EPERM ? 0 : -1; /* EPERM: a regular file, always ready */
+    int err = 0;
+    if (butex_wait(b, seen, abstime) < 0 && errno != EWOULDBLOCK)
+        err = errno; /* ETIMEDOUT, EINTR */
+    /* Disarm.  Fails harmlessly (EBADF/ENOENT) if the fd was closed meanwhile. */
+    epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+/* A plain pthread: ppoll until ready or the deadline. */
+static int fd_wait_pthread(int fd, unsigned events, const struct timespec *abstime)
+{
+    struct pollfd p = {.fd = fd, .events = (short)(events & POLL_EVENT_MASK)};
+    for (;;) {
+        struct timespec rel, *relp = NULL;
+        if (abstime) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            rel.tv_sec = abstime->tv_sec - now.tv_sec;
+            rel.tv_nsec = abstime->tv_nsec - now.tv_nsec;
+            if (rel.tv_nsec < 0) {
+                rel.tv_nsec += 1000000000L;
+                rel.tv_sec--;
+            }
+            if (rel.tv_sec < 0)
+                rel.tv_sec = rel.tv_nsec = 0;
+            relp = &rel;
+        }
+        const int n = ppoll(&p, 1, relp, NULL);
+        if (n > 0) {
+            if (p.revents & POLLNVAL) {
+                errno = EBADF;
+                return -1;
+            }
+            return 0;
+        }
+        if (n == 0 && relp && relp->tv_sec == 0 && relp->tv_nsec == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        if (n < 0 && errno != EINTR)
+            return -1;
+        /* EINTR (a signal), or ppoll returned before the REALTIME deadline: go again. */
+    }
+}
+
+int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime)
+{
+    if (fd < 0 || (events & POLL_EVENT_MASK) == 0 ||
+        (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (bthread_self() == 0)
+        return fd_wait_pthread(fd, events, abstime);
+    return fd_wait_bthread(fd, events, abstime);
+}
+
+int bthread_fd_wait(int fd, unsigned events) { return bthread_fd_timedwait(fd, events, NULL); }

@@ -1,0 +1,955 @@
+/*
+ * sched.c -- the scheduler core, compiled once per variant against its variant.h.
+ *
+ * Read it top to bottom:
+ *   1. the task pool: task metadata in slots with versioned ids
+ *   2. remote queues: where tasks from non-workers (and yields) wait
+ *   3. the variant: queue, victim order and idling, bound by variant.h; the worker
+ *   4. the switch path: sched_to, task_runner, ending a task, the "remained" callback
+ *   5. finding work and the worker's main loop
+ *   6. the public API (start, join, yield, exit, ...)
+ *   7. start-up, shutdown and statistics
+ *
+ * A worker is a pthread that owns a run queue (the variant's kind) and a remote queue.
+ * It runs tasks on their own stacks, switching with bthread_jump_fcontext.  Whatever a
+ * task must do *after* it has left its stack (requeue itself, join a butex wait list,
+ * give its stack back) it leaves as the "remained" callback, which the next context runs
+ * first thing after the switch.  That is what makes waits free of lost wake-ups: a task
+ * is published to a wait list only once nobody runs on its stack any more.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "butex.h"
+#include "core.h"
+#include "fiber.h"
+
+typedef struct worker_stats {
+    _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
+        parks, wakeups;
+} worker_stats_t;
+
+/* Statistics: only the owner writes, so a relaxed load + store is an exact increment. */
+#define STAT_ADD(w, field, n)                                                             \
+    atomic_store_explicit(&(w)->st.field,                                                 \
+                          atomic_load_explicit(&(w)->st.field, memory_order_relaxed) + (n), \
+                          memory_order_relaxed)
+#define STAT_INC(w, field) STAT_ADD(w, field, 1)
+
+/* The worker running on this thread, NULL on any other thread. */
+static __thread worker_t *tls_worker;
+
+/* Services the policy components (included through variant.h) call back into. */
+static task_t *find_work(worker_t *w);
+static inline int worker_index(const worker_t *w);
+static inline int worker_count(void);
+static inline worker_t *worker_at(int i);
+static inline bool core_stopping(void);
+static inline void remote_push(worker_t *w, task_t *t);
+static inline void spill(worker_t *w, task_t *t);
+static inline uint64_t worker_random(worker_t *w);
+static inline void stat_park(worker_t *w);
+static inline void stat_wakeup(void);
+
+/* ======================================================================================
+ * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
+ * id is version << 32 | slot.  join_bx.value holds the live incarnation's version; it
+ * moves to version + 1 when the task ends, so a stale id never reaches a reused slot.
+ * ==================================================================================== */
+#define SLOTS_PER_CHUNK 4096u
+#define MAX_CHUNKS 1024u /* 4M tasks alive at once */
+#define WORKER_FREE_MAX 256u
+
+static _Atomic(task_t *) chunks[MAX_CHUNKS];
+static _Atomic uint32_t nchunks;
+static spinlock_t pool_lock = SPINLOCK_INIT;
+static task_t *pool_free; /* under pool_lock */
+
+static bool pool_grow(void) /* under pool_lock */
+{
+    uint32_t c = atomic_load_explicit(&nchunks, memory_order_relaxed);
+    if (c == MAX_CHUNKS)
+        return false;
+    task_t *chunk = aligned_alloc(CACHELINE, SLOTS_PER_CHUNK * sizeof(task_t));
+    if (!chunk)
+        return false;
+    memset(chunk, 0, SLOTS_PER_CHUNK * sizeof(task_t));
+    for (uint32_t i = SLOTS_PER_CHUNK; i-- > 0;) {
+        task_t *t = &chunk[i];
+        t->slot = c * SLOTS_PER_CHUNK + i;
+        butex_init_embedded(&t->join_bx, 1); /* free; its first version will be 1 */
+        t->next = pool_free;
+        pool_free = t;
+    }
+    atomic_store_explicit(&chunks[c], chunk, memory_order_relaxed);
+    /* release: a reader that sees the new count sees the chunk pointer and its slots */
+    atomic_store_explicit(&nchunks, c + 1, memory_order_release);
+    return true;
+}
+
+/* Workers keep a private list of free slots (no lock); other threads use the shared one. */
+struct free_cache {
+    task_t *head;
+    unsigned n;
+};
+
+static task_t *task_alloc(struct free_cache *fc)
+{
+    task_t *t;
+    if (fc && fc->head) {
+        t = fc->head;
+        fc->head = t->next;
+        fc->n--;
+    } else {
+        spin_lock(&pool_lock);
+        if (!pool_free && !pool_grow()) {
+            spin_unlock(&pool_lock);
+            return NULL;
+        }
+        t = pool_free;
+        pool_free = t->next;
+        for (unsigned k = 0; fc && pool_free && k < 32; k++) { /* refill the cache */
+            task_t *x = pool_free;
+            pool_free = x->next;
+            x->next = fc->head;
+            fc->head = x;
+            fc->n++;
+        }
+        spin_unlock(&pool_lock);
+    }
+    uint32_t v = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed);
+    t->version = v ? v : 1; /* 0 is never a version, so an id is never 0 */
+    if (!v)
+        atomic_store_explicit(&t->join_bx.value, 1, memory_order_relaxed);
+    t->next = NULL;
+    return t;
+}
+
+static void task_free(struct free_cache *fc, task_t *t)
+{
+    if (fc) {
+        t->next = fc->head;
+        fc->head = t;
+        if (++fc->n <= WORKER_FREE_MAX)
+            return;
+        /* too many: hand half back to the shared list */
+        task_t *first = fc->head, *last = first;
+        for (unsigned k = 1; k < WORKER_FREE_MAX / 2; k++)
+            last = last->next;
+        fc->head = last->next;
+        fc->n -= WORKER_FREE_MAX / 2;
+        spin_lock(&pool_lock);
+        last->next = pool_free;
+        pool_free = first;
+        spin_unlock(&pool_lock);
+        return;
+    }
+    spin_lock(&pool_lock);
+    t->next = pool_free;
+    pool_free = t;
+    spin_unlock(&pool_lock);
+}
+
+static task_t *slot_task(uint32_t slot)
+{
+    uint32_t c = slot / SLOTS_PER_CHUNK;
+    /* acquire: pairs with pool_grow's release, so the chunk pointer is set */
+    if (c >= atomic_load_explicit(&nchunks, memory_order_acquire))
+        return NULL;
+    return &atomic_load_explicit(&chunks[c], memory_order_relaxed)[slot % SLOTS_PER_CHUNK];
+}
+
+task_t *core_task_of(bthread_t tid, bool *invalid)
+{
+    uint32_t version = (uint32_t)(tid >> 32);
+    task_t *t = version ? slot_task((uint32_t)tid) : NULL;
+    if (invalid)
+        *invalid = (t == NULL);
+    /* acquire: pairs with the release in task_end; the id is alive iff versions match */
+    if (!t || (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire) != version)
+        return NULL;
+    return t;
+}
+
+static unsigned long live_tasks(void)
+{
+    unsigned long live = 0;
+    uint32_t n = atomic_load_explicit(&nchunks, memory_order_acquire);
+    for (uint32_t c = 0; c < n; c++) {
+        task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
+        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++)
+            live += (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
+                                                   memory_order_acquire) == chunk[i].version;
+    }
+    return live;
+}
+
+static void pool_free_all(void)
+{
+    uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
+    for (uint32_t c = 0; c < n; c++)
+        free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
+    atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
+    pool_free = NULL;
+}
+
+/* ======================================================================================
+ * 2. Remote queues: an intrusive FIFO under a spin lock, one per worker.  Tasks created
+ * by non-workers land here (round-robin over workers), and so do yielded tasks and tasks
+ * that did not fit a full run queue.  Workers check their own remote queue after their
+ * run queue, and every 64th time before it, so nothing waits forever behind a busy
+ * LIFO queue; thieves check other workers' remote queues after their run queues.
+ * ==================================================================================== */
+typedef struct remote_queue {
+    alignas(CACHELINE) spinlock_t lock;
+    _Atomic(task_t *) head; /* read without the lock as an emptiness hint */
+    task_t *tail;
+} remote_queue_t;
+
+static void rq_remote_push(remote_queue_t *q, task_t *t)
+{
+    t->next = NULL;
+    spin_lock(&q->lock);
+    if (q->tail)
+        q->tail->next = t;
+    else
+        atomic_store_explicit(&q->head, t, memory_order_relaxed);
+    q->tail = t;
+    spin_unlock(&q->lock);
+}
+
+static task_t *rq_remote_pop(remote_queue_t *q)
+{
+    /* relaxed hint: a push we miss here is followed by a wake-up (or a later recheck) */
+    if (!atomic_load_explicit(&q->head, memory_order_relaxed))
+        return NULL;
+    spin_lock(&q->lock);
+    task_t *t = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (t) {
+        atomic_store_explicit(&q->head, t->next, memory_order_relaxed);
+        if (!t->next)
+            q->tail = NULL;
+    }
+    spin_unlock(&q->lock);
+    return t;
+}
+
+/* ======================================================================================
+ * 3. The variant.  variant.h binds the hook names (RQ_*, VICTIM_*, IDLE_*, placement) to
+ * components in common/; see variants/README.md for the list.  Defaults follow.
+ * ==================================================================================== */
+#include "variant.h"
+
+#ifndef STEALING
+#define STEALING 1 /* thieves take from other workers' queues */
+#endif
+#ifndef RQ_TAKE_BACK
+#define RQ_TAKE_BACK(w, t) false /* cannot reclaim a queued task for an inline join */
+#endif
+#ifndef SPAWN_TARGET
+#define SPAWN_TARGET(w) (w) /* a worker's new task goes to its own queue */
+#endif
+#ifndef REMOTE_SUBMIT
+#define REMOTE_SUBMIT(t) remote_submit_default(t)
+#endif
+#ifndef VICTIM_STATE_T
+#define VICTIM_STATE_T char
+#endif
+#ifndef VICTIM_SETUP
+#define VICTIM_SETUP(w) 0
+#endif
+#ifndef IDLE_SETUP
+#define IDLE_SETUP(n) 0
+#endif
+#ifndef IDLE_TEARDOWN
+#define IDLE_TEARDOWN() ((void)0)
+#endif
+
+struct worker {
+    /* -- owner only: touched by this worker's thread alone -------------------------- */
+    alignas(CACHELINE) task_t *cur;  /* running task; &main_task in the main loop */
+    void (*remained)(void *);        /* runs after the next switch */
+    void *remained_arg;
+    task_t *inline_next;             /* a task for the main loop to run on its stack */
+    uint64_t rng;
+    unsigned tick;
+    int index;
+    struct free_cache free_slots;
+    void *main_lo;                   /* the pthread stack (sanitizer bookkeeping) */
+    size_t main_size;
+    void *main_tsan_fiber;
+    VICTIM_STATE_T victims;
+    task_t main_task;                /* the worker's own (pthread) context */
+    /* -- statistics: written by the owner, read by bthread_get_stats ------------------ */
+    alignas(CACHELINE) worker_stats_t st;
+    /* -- shared with thieves and submitters ------------------------------------------ */
+    alignas(CACHELINE) RQ_T rq;
+    remote_queue_t remote;
+    pthread_t thread;
+};
+
+static struct control {
+    pthread_mutex_t lock; /* start-up and shutdown */
+    _Atomic int running;  /* 1 while workers run */
+    _Atomic bool stopping;
+    int nworkers;
+    int configured; /* bthread_setconcurrency before start; 0 = number of CPUs */
+    worker_t *workers;
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline int worker_index(const worker_t *w) { return w->index; }
+static inline int worker_count(void) { return ctl.nworkers; }
+static inline worker_t *worker_at(int i) { return &ctl.workers[i]; }
+static inline bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
+static inline void stat_park(worker_t *w) { STAT_INC(w, parks); }
+static inline void stat_wakeup(void)
+{
+    worker_t *w = tls_worker;
+    if (w)
+        STAT_INC(w, wakeups);
+}
+
+static inline uint64_t worker_random(worker_t *w) /* xorshift64* */
+{
+    w->rng ^= w->rng >> 12;
+    w->rng ^= w->rng << 25;
+    w->rng ^= w->rng >> 27;
+    return w->rng * 2685821657736338717ull;
+}
+
+static inline void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remote, t); }
+
+/* A task that did not fit w's run queue waits on w's remote queue instead. */
+static inline void spill(worker_t *w, task_t *t) { remote_push(w, t); }
+
+static __thread unsigned tls_submit_rr;
+static void remote_submit_default(task_t *t)
+{
+    int n = ctl.nworkers;
+    worker_t *target = &ctl.workers[tls_submit_rr++ % (unsigned)n];
+    remote_push(target, t);
+    IDLE_WAKE(STEALING ? NULL : target);
+}
+
+/* Make a task runnable from the calling thread. */
+static void make_ready(worker_t *w, task_t *t, bool signal)
+{
+    if (!w) {
+        REMOTE_SUBMIT(t);
+        return;
+    }
+    worker_t *target = SPAWN_TARGET(w);
+    if (target != w)
+        remote_push(target, t);
+    else if (!RQ_PUSH(w, t))
+        spill(w, t);
+    if (signal)
+        IDLE_WAKE(STEALING ? NULL : target);
+}
+
+void core_ready(task_t *t) { make_ready(tls_worker, t, true); }
+
+/* ======================================================================================
+ * 4. The switch path.
+ * ==================================================================================== */
+static void task_runner(intptr_t unused);
+
+static void run_remained(worker_t *w)
+{
+    if (w->remained) {
+        void (*fn)(void *) = w->remained;
+        w->remained = NULL;
+        fn(w->remained_arg);
+    }
+}
+
+static enum stack_class class_of(const task_t *t)
+{
+    switch (t->stack_type) {
+    case BTHREAD_STACKTYPE_SMALL: return STACK_SMALL;
+    case BTHREAD_STACKTYPE_LARGE: return STACK_LARGE;
+    default: return STACK_NORMAL;
+    }
+}
+
+/* Give t a stack and a fresh context on it.  False when no stack can be had. */
+static bool assign_stack(task_t *t)
+{
+    sb_stack_t *s = stack_get(class_of(t));
+    if (!s)
+        return false;
+    fiber_asan_fresh_stack(s->limit, s->size);
+    fiber_tsan_destroy(s->tsan_fiber); /* a fresh context gets a fresh fiber */
+    s->tsan_fiber = fiber_tsan_create();
+    t->stack = s;
+    t->ctx = bthread_make_fcontext(s->top, s->size, task_runner);
+    return true;
+}
+
+static void release_stack_cb(void *s) { stack_put(s); }
+
+/* Switch from the running context to `to`.  `dying`: the context we leave never runs
+ * again (its stack is being released). */
+static void jump_to(worker_t *w, task_t *from, task_t *to, bool dying)
+{
+    const void *lo = to->stack ? to->stack->limit : w->main_lo;
+    size_t size = to->stack ? to->stack->size : w->main_size;
+    fiber_asan_start(dying ? NULL : &from->asan_fake_stack, lo, size);
+    fiber_tsan_switch(to->stack ? to->stack->tsan_fiber : w->main_tsan_fiber);
+    bthread_jump_fcontext(&from->ctx, to->ctx, 0, false);
+    fiber_asan_finish(from->asan_fake_stack);
+}
+
+/* Run `next` on w instead of the current context.  Returns when the current context is
+ * resumed (perhaps on another worker). */
+static void sched_to(worker_t *w, task_t *next, bool dying)
+{
+    task_t *cur = w->cur;
+    if (!next->stack && next != &w->main_task && !assign_stack(next)) {
+        /* No stack at all (memory exhausted): run it on the worker's own stack, like a
+         * BTHREAD_STACKTYPE_PTHREAD task; its blocking calls then block the worker. */
+        static _Atomic int warned;
+        if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+            fprintf(stderr, "schedbench: no stack for a new bthread (%s); running it on a "
+                            "worker's own stack\n", strerror(errno));
+        next->stack_type = BTHREAD_STACKTYPE_PTHREAD;
+        w->inline_next = next;
+        next = &w->main_task;
+        if (next == cur) {
+            run_remained(w);
+            return;
+        }
+    }
+    cur->saved_errno = errno;
+    w->cur = next;
+    next->nswitch++;
+    STAT_INC(w, switches);
+    jump_to(w, cur, next, dying);
+    /* resumed */
+    w = tls_worker;
+    errno = cur->saved_errno;
+    run_remained(w);
+}
+
+/* The next context for w: a task if one is ready, else the main loop (which idles). */
+static task_t *next_or_main(worker_t *w)
+{
+    task_t *t = find_work(w);
+    if (!t)
+        return &w->main_task;
+    if (t->stack_type == BTHREAD_STACKTYPE_PTHREAD) { /* runs on the main stack */
+        w->inline_next = t;
+        return &w->main_task;
+    }
+    return t;
+}
+
+/* Everything that ends a task except leaving its stack. */
+static void task_end(worker_t *w, task_t *t)
+{
+    if (t->keytable)
+        key_run_destructors(t);
+    t->fn = NULL;
+    /* seq_cst: the end is published before we look for joiners (bthread_join sets its
+     * flag, then checks the version: one of the two sides sees the other) */
+    atomic_store_explicit(&t->join_bx.value, (int)(t->version + 1 ? t->version + 1 : 1),
+                          memory_order_seq_cst);
+    butex_wake_all(&t->join_bx);
+    STAT_INC(w, tasks_run);
+    task_free(&w->free_slots, t);
+}
+
+/* Entry of every stack.  A stack may run several tasks in a row: when a task ends and
+ * the next one has no stack yet and wants this size, it takes this stack over without
+ * a switch (the loop below). */
+static void task_runner(intptr_t unused)
+{
+    (void)unused;
+    fiber_asan_finish(NULL); /* first arrival on this stack */
+    worker_t *w = tls_worker;
+    run_remained(w);
+    for (;;) {
+        task_t *t = w->cur;
+        t->fn(t->arg);
+        w = tls_worker;
+        sb_stack_t *s = t->stack;
+        task_end(w, t);
+        task_t *next = next_or_main(w);
+        if (next != &w->main_task && !next->stack && class_of(next) == s->cls) {
+            next->stack = s; /* hand the stack over: no switch, no allocation */
+            next->nswitch++;
+            w->cur = next;
+            continue;
+        }
+        w->remained = release_stack_cb;
+        w->remained_arg = s;
+        sched_to(w, next, true); /* never returns */
+        abort();
+    }
+}
+
+/* ======================================================================================
+ * 5. Finding work, and the worker's main loop.
+ * ==================================================================================== */
+static task_t *remote_pop_counted(worker_t *self, worker_t *from)
+{
+    task_t *t = rq_remote_pop(&from->remote);
+    if (t)
+        STAT_INC(self, remote_pops);
+    return t;
+}
+
+static task_t *steal_round(worker_t *w)
+{
+    int n = ctl.nworkers;
+    if (!STEALING || n < 2)
+        return NULL;
+    VICTIM_ITER_T it;
+    int v;
+    VICTIM_BEGIN(w, &it);
+    while ((v = VICTIM_NEXT(w, &it)) >= 0) {
+        worker_t *victim = &ctl.workers[v];
+        STAT_INC(w, steal_attempts);
+        unsigned moved = 1;
+        task_t *t = RQ_STEAL(victim, w, &moved);
+        if (t) {
+            STAT_INC(w, steals);
+            STAT_ADD(w, stolen_tasks, moved);
+            return t;
+        }
+    }
+    VICTIM_BEGIN(w, &it);
+    while ((v = VICTIM_NEXT(w, &it)) >= 0) {
+        task_t *t = remote_pop_counted(w, &ctl.workers[v]);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+/* Non-blocking: own queue, own remote queue, then other workers'. */
+static task_t *find_work(worker_t *w)
+{
+    task_t *t;
+    if ((++w->tick & 63) == 0 && (t = remote_pop_counted(w, w)))
+        return t;
+    if ((t = RQ_POP(w)))
+        return t;
+    if ((t = remote_pop_counted(w, w)))
+        return t;
+    return steal_round(w);
+}
+
+static void run_on_main_stack(worker_t *w, task_t *t);
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    tls_worker = w;
+    w->cur = &w->main_task;
+    w->main_tsan_fiber = fiber_tsan_current();
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &w->main_lo, &w->main_size);
+        pthread_attr_destroy(&attr);
+    }
+    for (;;) {
+        task_t *t = find_work(w);
+        if (!t) {
+            if (core_stopping())
+                break;
+            t = IDLE_WAIT(w);
+            if (!t)
+                continue;
+        }
+        while (t) {
+            if (t->stack_type == BTHREAD_STACKTYPE_PTHREAD)
+                run_on_main_stack(w, t);
+            else
+                sched_to(w, t, false); /* back here when a task switches to main */
+            t = w->inline_next;
+            w->inline_next = NULL;
+        }
+    }
+    stack_flush_thread_cache();
+    return NULL;
+}
+
+/* ======================================================================================
+ * 6. The public API.
+ * ==================================================================================== */
+/* Tasks that run on a stack they do not own (a PTHREAD-stack task on the worker's
+ * stack, a child run inline by its joiner) leave bthread_exit through an exit frame.
+ * The compiler's own setjmp saves three words, cheap enough for every inline run;
+ * AddressSanitizer builds use libc's, which it intercepts to unpoison the stack. */
+#if defined(FIBER_ASAN)
+typedef struct exit_frame { jmp_buf buf; } exit_frame_t;
+#define EXIT_SETJMP(f) _setjmp((f)->buf)
+#define EXIT_LONGJMP(f) _longjmp((f)->buf, 1)
+#else
+typedef struct exit_frame { void *buf[5]; } exit_frame_t;
+#define EXIT_SETJMP(f) __builtin_setjmp((f)->buf)
+#define EXIT_LONGJMP(f) __builtin_longjmp((f)->buf, 1)
+#endif
+
+static __attribute__((noinline)) void call_with_exit_frame(task_t *t, exit_frame_t *f)
+{
+    t->exit_frame = f;
+    if (EXIT_SETJMP(f) == 0)
+        t->fn(t->arg);
+}
+
+static void run_on_main_stack(worker_t *w, task_t *t)
+{
+    exit_frame_t f;
+    w->cur = t;
+    t->nswitch++;
+    call_with_exit_frame(t, &f);
+    t->exit_frame = NULL;
+    w = tls_worker;
+    task_end(w, t);
+    w->cur = &w->main_task;
+}
+
+/* Run a child that has not started on the joiner's stack (no stack, no switch). */
+static void run_inline(worker_t *w, task_t *parent, task_t *child)
+{
+    exit_frame_t f;
+    child->stack = parent->stack;
+    child->borrowed_stack = true;
+    child->nswitch++;
+    w->cur = child;
+    call_with_exit_frame(child, &f);
+    w = tls_worker; /* it may have blocked and moved */
+    child->exit_frame = NULL;
+    child->stack = NULL;
+    child->borrowed_stack = false;
+    task_end(w, child);
+    w->cur = parent;
+}
+
+task_t *core_current(void)
+{
+    worker_t *w = tls_worker;
+    return w && w->cur != &w->main_task ? w->cur : NULL;
+}
+
+task_t *core_current_suspendable(void)
+{
+    task_t *t = core_current();
+    return t && t->stack_type != BTHREAD_STACKTYPE_PTHREAD ? t : NULL;
+}
+
+void core_suspend(void (*fn)(void *), void *arg)
+{
+    worker_t *w = tls_worker;
+    w->remained = fn;
+    w->remained_arg = arg;
+    sched_to(w, next_or_main(w), false);
+}
+
+static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(void *),
+                      void *arg, bool urgent)
+{
+    if (!fn)
+        return EINVAL;
+    core_ensure_started();
+    worker_t *w = tls_worker;
+    task_t *t = task_alloc(w ? &w->free_slots : NULL);
+    if (!t)
+        return EAGAIN;
+    t->fn = fn;
+    t->arg = arg;
+    t->stack = NULL;
+    t->stack_type = attr ? attr->stack_type : BTHREAD_STACKTYPE_NORMAL;
+    t->attr_flags = attr ? attr->flags : 0;
+    t->keytable = NULL;
+    t->nswitch = 0;
+    t->saved_errno = 0;
+    t->waiter = NULL;
+    atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
+    atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
+    if (tid)
+        *tid = core_tid(t); /* before it can run (and end) */
+    task_t *cur = urgent ? core_current_suspendable() : NULL;
+    if (cur && t->stack_type != BTHREAD_STACKTYPE_PTHREAD) {
+        /* urgent: run t now; the caller goes back to the queue after the switch */
+        w->remained = (void (*)(void *))core_ready;
+        w->remained_arg = cur;
+        sched_to(w, t, false);
+        return 0;
+    }
+    make_ready(w, t, !(t->attr_flags & BTHREAD_NOSIGNAL));
+    return 0;
+}
+
+int bthread_start_urgent(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(void *),
+                         void *arg)
+{
+    return start_task(tid, attr, fn, arg, true);
+}
+
+int bthread_start_background(bthread_t *tid, const bthread_attr_t *attr,
+                             void *(*fn)(void *), void *arg)
+{
+    return start_task(tid, attr, fn, arg, false);
+}
+
+bthread_t bthread_self(void)
+{
+    task_t *t = core_current();
+    return t ? core_tid(t) : 0;
+}
+
+int bthread_equal(bthread_t a, bthread_t b) { return a == b; }
+
+int bthread_join(bthread_t tid, void **ret)
+{
+    if (ret)
+        *ret = NULL; /* as brpc: return values are not kept */
+    if (tid == 0)
+        return EINVAL;
+    bool invalid;
+    task_t *t = core_task_of(tid, &invalid);
+    if (invalid)
+        return EINVAL;
+    if (!t)
+        return 0; /* already ended */
+    if (tid == bthread_self())
+        return EINVAL;
+    task_t *cur = core_current_suspendable();
+    worker_t *w = tls_worker;
+    /* Not started and still at the bottom of our own queue: run it here, inline. */
+    if (cur && !t->stack && t->stack_type != BTHREAD_STACKTYPE_PTHREAD && RQ_TAKE_BACK(w, t)) {
+        run_inline(w, cur, t);
+        return 0;
+    }
+    uint32_t version = (uint32_t)(tid >> 32);
+    while ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_seq_cst) == version)
+        butex_wait(&t->join_bx, (int)version, NULL); /* EWOULDBLOCK once it ends */
+    return 0;
+}
+
+void bthread_exit(void *retval)
+{
+    (void)retval; /* as brpc: not kept */
+    worker_t *w = tls_worker;
+    task_t *t = core_current();
+    if (!t) { /* a plain pthread: exit the thread, as pthread_exit would */
+        pthread_exit(retval);
+    }
+    if (t->borrowed_stack || t->stack_type == BTHREAD_STACKTYPE_PTHREAD) {
+        exit_frame_t *f = t->exit_frame;
+        EXIT_LONGJMP(f);
+    }
+    sb_stack_t *s = t->stack;
+    task_end(w, t);
+    w->remained = release_stack_cb;
+    w->remained_arg = s;
+    sched_to(w, next_or_main(w), true);
+    abort(); /* not reached */
+}
+
+static void yield_remained(void *arg)
+{
+    worker_t *w = tls_worker;
+    remote_push(w, arg); /* behind whatever else waits: see section 2 */
+}
+
+int bthread_yield(void)
+{
+    if (!core_current_suspendable()) {
+        sched_yield();
+        return 0;
+    }
+    core_suspend(yield_remained, core_current());
+    return 0;
+}
+
+int bthread_attr_init(bthread_attr_t *a)
+{
+    *a = BTHREAD_ATTR_NORMAL;
+    return 0;
+}
+
+int bthread_attr_destroy(bthread_attr_t *a)
+{
+    (void)a;
+    return 0;
+}
+
+int bthread_getattr(bthread_t tid, bthread_attr_t *attr)
+{
+    task_t *t = core_task_of(tid, NULL);
+    if (!t || !attr)
+        return EINVAL;
+    attr->stack_type = t->stack_type;
+    attr->flags = t->attr_flags;
+    attr->keytable_pool = NULL;
+    return 0;
+}
+
+/* ======================================================================================
+ * 7. Start-up, shutdown, statistics.
+ * ==================================================================================== */
+static int default_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int start_locked(void)
+{
+    int n = ctl.configured > 0 ? ctl.configured : default_workers();
+    worker_t *ws = aligned_alloc(CACHELINE, (size_t)n * sizeof(worker_t));
+    if (!ws)
+        return ENOMEM;
+    memset(ws, 0, (size_t)n * sizeof(worker_t));
+    for (int i = 0; i < n; i++) {
+        ws[i].index = i;
+        ws[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
+        ws[i].main_task.slot = UINT32_MAX;
+        if (RQ_INIT(&ws[i]) != 0)
+            return ENOMEM;
+    }
+    ctl.workers = ws;
+    ctl.nworkers = n;
+    atomic_store_explicit(&ctl.stopping, false, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        if (VICTIM_SETUP(&ws[i]) != 0)
+            return ENOMEM;
+    if (IDLE_SETUP(n) != 0)
+        return ENOMEM;
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+            fprintf(stderr, "schedbench: cannot start worker %d: %s\n", i, strerror(errno));
+            abort();
+        }
+    }
+    /* release: a thread that sees running == 1 sees the workers array */
+    atomic_store_explicit(&ctl.running, 1, memory_order_release);
+    return 0;
+}
+
+void core_ensure_started(void)
+{
+    /* acquire: pairs with the release in start_locked */
+    if (atomic_load_explicit(&ctl.running, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&ctl.lock);
+    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed) && start_locked() != 0) {
+        fprintf(stderr, "schedbench: cannot start the scheduler: out of memory\n");
+        abort();
+    }
+    pthread_mutex_unlock(&ctl.lock);
+}
+
+int bthread_getconcurrency(void)
+{
+    if (atomic_load_explicit(&ctl.running, memory_order_acquire))
+        return ctl.nworkers;
+    return ctl.configured > 0 ? ctl.configured : default_workers();
+}
+
+int bthread_setconcurrency(int num)
+{
+    if (num < 1 || num > 1024)
+        return EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&ctl.lock);
+    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed))
+        ctl.configured = num;
+    else if (num != ctl.nworkers)
+        rc = EPERM; /* running: bthread_shutdown() first (documented difference) */
+    pthread_mutex_unlock(&ctl.lock);
+    return rc;
+}
+
+int bthread_shutdown(void)
+{
+    if (tls_worker)
+        return EPERM; /* a worker cannot join itself */
+    pthread_mutex_lock(&ctl.lock);
+    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed)) {
+        pthread_mutex_unlock(&ctl.lock);
+        return 0;
+    }
+    unsigned long live = live_tasks();
+    if (live) {
+        pthread_mutex_unlock(&ctl.lock);
+        fprintf(stderr, "schedbench: bthread_shutdown: %lu bthreads still alive\n", live);
+        return EBUSY;
+    }
+    if (bthread_fd_shutdown_internal)
+        bthread_fd_shutdown_internal();
+    timer_shutdown();
+    atomic_store_explicit(&ctl.stopping, true, memory_order_release);
+    IDLE_WAKE_ALL();
+    for (int i = 0; i < ctl.nworkers; i++)
+        pthread_join(ctl.workers[i].thread, NULL);
+    IDLE_TEARDOWN();
+    for (int i = 0; i < ctl.nworkers; i++)
+        RQ_FINI(&ctl.workers[i]);
+    free(ctl.workers);
+    ctl.workers = NULL;
+    ctl.nworkers = 0;
+    pool_free_all();
+    stack_shutdown();
+    atomic_store_explicit(&ctl.running, 0, memory_order_release);
+    pthread_mutex_unlock(&ctl.lock);
+    return 0;
+}
+
+int bthread_get_stats(bthread_worker_stats_t *out, int max)
+{
+    if (!atomic_load_explicit(&ctl.running, memory_order_acquire))
+        return 0;
+    int n = ctl.nworkers;
+    for (int i = 0; i < n && i < max; i++) {
+        worker_t *w = &ctl.workers[i];
+        bthread_worker_stats_t *o = &out[i];
+        o->tasks_run = atomic_load_explicit(&w->st.tasks_run, memory_order_relaxed);
+        o->switches = atomic_load_explicit(&w->st.switches, memory_order_relaxed);
+        o->steal_attempts = atomic_load_explicit(&w->st.steal_attempts, memory_order_relaxed);
+        o->steals = atomic_load_explicit(&w->st.steals, memory_order_relaxed);
+        o->stolen_tasks = atomic_load_explicit(&w->st.stolen_tasks, memory_order_relaxed);
+        o->remote_pops = atomic_load_explicit(&w->st.remote_pops, memory_order_relaxed);
+        o->parks = atomic_load_explicit(&w->st.parks, memory_order_relaxed);
+        o->wakeups = atomic_load_explicit(&w->st.wakeups, memory_order_relaxed);
+        clockid_t cid;
+        struct timespec ts;
+        o->cpu_ns = 0;
+        if (pthread_getcpuclockid(w->thread, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+            o->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    return n;
+}
+
+const char *bthread_variant_name(void) { return VARIANT_NAME; }
+
+/* ---- small system helpers ------------------------------------------------------------ */
+int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel)
+{
+    return (int)syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, rel, NULL, 0);
+}
+
+int futex_wake_private(_Atomic int *addr, int n)
+{
+    return (int)syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+uint64_t core_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,49 @@
+/*
+ * spinlock.h -- a test-and-test-and-set lock for short critical sections (a few
+ * loads and stores).  Acquire on lock orders the section after it; release on unlock
+ * publishes the section's writes to the next owner.  Spins with a CPU pause, then
+ * yields the thread, so a lock holder that was preempted gets the core back.
+ */
+#ifndef SCHEDBENCH_SPINLOCK_H
+#define SCHEDBENCH_SPINLOCK_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+typedef struct { _Atomic int v; } spinlock_t;
+#define SPINLOCK_INIT {0}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static inline bool spin_trylock(spinlock_t *l)
+{
+    /* acquire: the critical section may not move above the lock */
+    return atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
+           !atomic_exchange_explicit(&l->v, 1, memory_order_acquire);
+}
+
+static inline void spin_lock(spinlock_t *l)
+{
+    for (unsigned n = 0; !spin_trylock(l); n++) {
+        if (n < 64)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static inline void spin_unlock(spinlock_t *l)
+{
+    /* release: the critical section's writes are visible to the next owner */
+    atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+#endif /* SCHEDBENCH_SPINLOCK_H */

@@ -1,0 +1,349 @@
+/*
+ * stack.c -- guarded, pooled stacks (see stack.h for the contract and the fallback).
+ *
+ * Layout of one guarded stack (addresses grow upward):
+ *
+ *   map                      limit                                  top   map+map_len
+ *   | guard (PROT_NONE) ...  | usable stack, grows down <-----------| sb_stack_t |
+ *
+ * The descriptor sits in the top bytes; the context frame starts just below it.
+ */
+#include "stack.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <valgrind/valgrind.h>
+
+#include "spinlock.h"
+
+#define SLAB_BYTES (64u << 20)
+#define TLS_CACHE_MAX 8 /* stacks per class a thread keeps for itself */
+static const size_t shared_max[STACK_NCLASS] = {1024, 128, 16};
+static const size_t default_size[STACK_NCLASS] = {32u << 10, 1u << 20, 8u << 20};
+static const char *const size_env[STACK_NCLASS] = {
+    "SCHEDBENCH_STACK_SMALL", "SCHEDBENCH_STACK_NORMAL", "SCHEDBENCH_STACK_LARGE"};
+
+/* Configuration, read once (config_once) and reset by stack_shutdown(). */
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static size_t page_size, guard_size, class_size[STACK_NCLASS];
+static uint64_t map_budget;
+
+/* Shared state, under `lock`: bounded free lists and the current slab per class. */
+static spinlock_t lock = SPINLOCK_INIT;
+static sb_stack_t *shared[STACK_NCLASS];
+static size_t nshared[STACK_NCLASS];
+static char *slab_cur[STACK_NCLASS], *slab_end[STACK_NCLASS];
+static void **slab_list; /* every slab, for stack_shutdown */
+static size_t nslabs, slab_cap;
+
+/* Counters: relaxed, they are statistics.  live_guarded is the map budget's account. */
+static _Atomic uint64_t c_mapped, c_unmapped, c_slab_stacks, c_pool_hits, c_failures;
+static _Atomic uint64_t live_guarded;
+static _Atomic int warned;
+
+/* Fault injection (tests). */
+static _Atomic unsigned inject_mmap, inject_mprotect;
+static _Atomic bool inject_slab;
+static _Atomic uint64_t budget_override;
+
+static __thread sb_stack_t *tls_cache[STACK_NCLASS];
+static __thread unsigned tls_count[STACK_NCLASS];
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 0);
+    if (*end) {
+        fprintf(stderr, "schedbench: ignoring %s=%s (not a byte count)\n", name, v);
+        return dflt;
+    }
+    return (size_t)x;
+}
+
+static size_t round_pages(size_t n) { return (n + page_size - 1) & ~(page_size - 1); }
+
+static void configure(void)
+{
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    guard_size = round_pages(env_size("SCHEDBENCH_STACK_GUARD", page_size));
+    for (int c = 0; c < STACK_NCLASS; c++) {
+        size_t s = env_size(size_env[c], default_size[c]);
+        if (s < 2 * page_size)
+            s = 2 * page_size;
+        class_size[c] = round_pages(s);
+    }
+    /* Two maps per guarded stack; keep a quarter of the limit (at least 4096 maps) for
+     * the rest of the process. */
+    long max_maps = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max_maps) != 1)
+            max_maps = 65530;
+        fclose(f);
+    }
+    long reserve = max_maps / 4 > 4096 ? max_maps / 4 : 4096;
+    map_budget = max_maps > reserve ? (uint64_t)(max_maps - reserve) / 2 : 0;
+}
+
+static void ensure_config(void) { pthread_once(&config_once, configure); }
+
+size_t stack_class_size(enum stack_class cls)
+{
+    ensure_config();
+    return class_size[cls];
+}
+
+size_t stack_guard_size(void)
+{
+    ensure_config();
+    return guard_size;
+}
+
+static uint64_t budget(void)
+{
+    uint64_t o = atomic_load_explicit(&budget_override, memory_order_relaxed);
+    return o ? o : map_budget;
+}
+
+/* Take one from a counter of injected failures; true = fail this call. */
+static bool take_injected(_Atomic unsigned *n)
+{
+    unsigned v = atomic_load_explicit(n, memory_order_relaxed);
+    while (v > 0)
+        if (atomic_compare_exchange_weak_explicit(n, &v, v - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* Fill the descriptor at the top of [lo, hi) and register the stack with valgrind. */
+static sb_stack_t *init_descriptor(char *lo, char *hi, enum stack_class cls, void *map,
+                                   size_t map_len, bool guarded)
+{
+    uintptr_t d = ((uintptr_t)hi - sizeof(sb_stack_t)) & ~(uintptr_t)63;
+    sb_stack_t *s = (sb_stack_t *)d;
+    memset(s, 0, sizeof *s);
+    s->top = (void *)(d & ~(uintptr_t)15);
+    s->limit = lo;
+    s->size = (size_t)((char *)s->top - lo);
+    s->map = map;
+    s->map_len = map_len;
+    s->cls = cls;
+    s->guarded = guarded;
+    s->valgrind_id = VALGRIND_STACK_REGISTER(lo, s->top);
+    return s;
+}
+
+static void warn_fallback(const char *why, int err)
+{
+    if (atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+        return;
+    fprintf(stderr,
+            "schedbench: guarded stacks exhausted (%s: %s; vm.max_map_count allows about %llu "
+            "guarded stacks here); falling back to unguarded stacks carved from %u MiB slabs\n",
+            why, strerror(err), (unsigned long long)budget(), SLAB_BYTES >> 20);
+}
+
+/* One stack in its own map, with a guard.  NULL with errno on failure. */
+static sb_stack_t *map_guarded(enum stack_class cls)
+{
+    size_t len = class_size[cls] + guard_size;
+    if (take_injected(&inject_mmap)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (guard_size) {
+        int rc = take_injected(&inject_mprotect) ? (errno = ENOMEM, -1)
+                                                 : mprotect(m, guard_size, PROT_NONE);
+        if (rc != 0) {
+            int e = errno;
+            munmap(m, len);
+            errno = e;
+            return NULL;
+        }
+    }
+    atomic_fetch_add_explicit(&c_mapped, 1, memory_order_relaxed);
+    return init_descriptor(m + guard_size, m + len, cls, m, len, guard_size > 0);
+}
+
+/* One unguarded stack carved from the class's current slab (the fallback). */
+static sb_stack_t *carve_from_slab(enum stack_class cls)
+{
+    size_t sz = class_size[cls];
+    spin_lock(&lock);
+    if (slab_end[cls] - slab_cur[cls] < (ptrdiff_t)sz) {
+        size_t len = sz > SLAB_BYTES ? sz : SLAB_BYTES;
+        void *m = MAP_FAILED;
+        if (!atomic_load_explicit(&inject_slab, memory_order_relaxed))
+            m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED || (nslabs == slab_cap && !(slab_cap = slab_cap ? 2 * slab_cap : 64,
+                                                       slab_list = realloc(slab_list, slab_cap * sizeof(void *))))) {
+            if (m != MAP_FAILED)
+                munmap(m, len);
+            spin_unlock(&lock);
+            errno = ENOMEM;
+            return NULL;
+        }
+        slab_list[nslabs++] = m;
+        slab_list[nslabs++] = (void *)len; /* pairs: address, length */
+        slab_cur[cls] = m;
+        slab_end[cls] = (char *)m + len;
+    }
+    char *lo = slab_cur[cls];
+    slab_cur[cls] += sz;
+    spin_unlock(&lock);
+    atomic_fetch_add_explicit(&c_slab_stacks, 1, memory_order_relaxed);
+    return init_descriptor(lo, lo + sz, cls, NULL, 0, false);
+}
+
+sb_stack_t *stack_get(enum stack_class cls)
+{
+    ensure_config();
+    sb_stack_t *s = tls_cache[cls];
+    if (s) { /* the thread's own cache: no lock, no system call */
+        tls_cache[cls] = s->next;
+        tls_count[cls]--;
+        atomic_fetch_add_explicit(&c_pool_hits, 1, memory_order_relaxed);
+        return s;
+    }
+    spin_lock(&lock);
+    s = shared[cls];
+    if (s) {
+        shared[cls] = s->next;
+        nshared[cls]--;
+    }
+    spin_unlock(&lock);
+    if (s) {
+        atomic_fetch_add_explicit(&c_pool_hits, 1, memory_order_relaxed);
+        return s;
+    }
+    /* A new one: guarded while the map budget lasts, else from a slab. */
+    if (atomic_fetch_add_explicit(&live_guarded, 1, memory_order_relaxed) < budget()) {
+        s = map_guarded(cls);
+        if (s)
+            return s;
+        warn_fallback(guard_size ? "mmap/mprotect failed" : "mmap failed", errno);
+    } else {
+        warn_fallback("map budget reached", ENOMEM);
+    }
+    atomic_fetch_sub_explicit(&live_guarded, 1, memory_order_relaxed);
+    s = carve_from_slab(cls);
+    if (!s) {
+        atomic_fetch_add_explicit(&c_failures, 1, memory_order_relaxed);
+        errno = ENOMEM;
+    }
+    return s;
+}
+
+static void unmap_one(sb_stack_t *s)
+{
+    VALGRIND_STACK_DEREGISTER(s->valgrind_id);
+    atomic_fetch_sub_explicit(&live_guarded, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c_unmapped, 1, memory_order_relaxed);
+    munmap(s->map, s->map_len);
+}
+
+void stack_put(sb_stack_t *s)
+{
+    if (!s)
+        return;
+    enum stack_class cls = s->cls;
+    if (tls_count[cls] < TLS_CACHE_MAX) {
+        s->next = tls_cache[cls];
+        tls_cache[cls] = s;
+        tls_count[cls]++;
+        return;
+    }
+    spin_lock(&lock);
+    if (nshared[cls] < shared_max[cls] || !s->map) { /* slab stacks are always kept */
+        s->next = shared[cls];
+        shared[cls] = s;
+        nshared[cls]++;
+        s = NULL;
+    }
+    spin_unlock(&lock);
+    if (s)
+        unmap_one(s);
+}
+
+void stack_flush_thread_cache(void)
+{
+    for (int c = 0; c < STACK_NCLASS; c++) {
+        sb_stack_t *s = tls_cache[c];
+        tls_cache[c] = NULL;
+        tls_count[c] = 0;
+        while (s) {
+            sb_stack_t *n = s->next;
+            spin_lock(&lock);
+            s->next = shared[c];
+            shared[c] = s;
+            nshared[c]++;
+            spin_unlock(&lock);
+            s = n;
+        }
+    }
+}
+
+void stack_shutdown(void)
+{
+    stack_flush_thread_cache();
+    spin_lock(&lock);
+    for (int c = 0; c < STACK_NCLASS; c++) {
+        sb_stack_t *s = shared[c];
+        shared[c] = NULL;
+        nshared[c] = 0;
+        while (s) {
+            sb_stack_t *n = s->next;
+            if (s->map)
+                unmap_one(s);
+            else
+                VALGRIND_STACK_DEREGISTER(s->valgrind_id);
+            s = n;
+        }
+        slab_cur[c] = slab_end[c] = NULL;
+    }
+    for (size_t i = 0; i < nslabs; i += 2)
+        munmap(slab_list[i], (size_t)slab_list[i + 1]);
+    free(slab_list);
+    slab_list = NULL;
+    nslabs = slab_cap = 0;
+    spin_unlock(&lock);
+    atomic_store_explicit(&warned, 0, memory_order_relaxed);
+    config_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* re-read the environment next time */
+}
+
+void stack_get_counters(stack_counters_t *out)
+{
+    ensure_config();
+    out->mapped = atomic_load_explicit(&c_mapped, memory_order_relaxed);
+    out->unmapped = atomic_load_explicit(&c_unmapped, memory_order_relaxed);
+    out->slab_stacks = atomic_load_explicit(&c_slab_stacks, memory_order_relaxed);
+    out->slabs = nslabs / 2;
+    out->pool_hits = atomic_load_explicit(&c_pool_hits, memory_order_relaxed);
+    out->failures = atomic_load_explicit(&c_failures, memory_order_relaxed);
+    out->map_budget = budget();
+}
+
+void stack_test_inject(unsigned fail_mmap, unsigned fail_mprotect, bool slab_fail)
+{
+    atomic_store_explicit(&inject_mmap, fail_mmap, memory_order_relaxed);
+    atomic_store_explicit(&inject_mprotect, fail_mprotect, memory_order_relaxed);
+    atomic_store_explicit(&inject_slab, slab_fail, memory_order_relaxed);
+}
+
+void stack_test_set_budget(uint64_t b) { atomic_store_explicit(&budget_override, b, memory_order_relaxed); }

@@ -1,0 +1,198 @@
+/*
+ * wsq.h -- a bounded Chase-Lev work-stealing deque of task pointers.
+ *
+ * The owner pushes and pops at the bottom (LIFO: the task it made last is hot in its
+ * cache); thieves take from the top with a CAS.  The memory orders are those of Le, Pop,
+ * Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory Models"
+ * (PPoPP 2013), Fig. 1, with each fence commented below.  Capacity is a power of two;
+ * the deque does not grow: a full push returns false and the caller spills the task
+ * elsewhere (the core puts it on the worker's remote queue).
+ *
+ * Who may call what:
+ *   wsq_push, wsq_pop          owner only; may run in parallel with wsq_steal
+ *   wsq_steal, wsq_steal_half  any thread; may run in parallel with the owner and
+ *                              with other thieves
+ *   wsq_size                   any thread; a snapshot (may be stale at once)
+ *
+ * ThreadSanitizer does not model standalone fences (atomic_thread_fence) and would
+ * report the slot accesses as races.  Its documented workaround is to express the same
+ * ordering on the atomic accesses themselves, so under TSan (WSQ_TSAN) the fenced
+ * relaxed accesses below become seq_cst / release / acquire accesses.  That is stronger
+ * than the fenced version, never weaker, so it checks the same algorithm.
+ */
+#ifndef SCHEDBENCH_WSQ_H
+#define SCHEDBENCH_WSQ_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define WSQ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WSQ_TSAN 1
+#endif
+#endif
+#ifndef WSQ_TSAN
+#define WSQ_TSAN 0
+#endif
+
+/* Orders that are relaxed next to a fence, strengthened under TSan (see above). */
+#define WSQ_FENCED (WSQ_TSAN ? memory_order_seq_cst : memory_order_relaxed)
+
+struct task;
+
+typedef struct wsq {
+    /* thieves write top; the owner writes bottom: separate cache lines */
+    alignas(64) _Atomic long top;
+    alignas(64) _Atomic long bottom;
+    _Atomic(struct task *) *buf; /* slots are atomic: a thief may read one the owner writes */
+    long mask;
+} wsq_t;
+
+static inline int wsq_init(wsq_t *q, size_t capacity)
+{
+    /* capacity must be a power of two */
+    q->buf = calloc(capacity, sizeof *q->buf);
+    if (!q->buf)
+        return -1;
+    q->mask = (long)capacity - 1;
+    atomic_init(&q->top, 0);
+    atomic_init(&q->bottom, 0);
+    return 0;
+}
+
+static inline void wsq_fini(wsq_t *q)
+{
+    free(q->buf);
+    q->buf = NULL;
+}
+
+/* Owner only.  False when full. */
+static inline bool wsq_push(wsq_t *q, struct task *x)
+{
+    long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    /* acquire: pairs with the thieves' CAS on top, so the slot we reuse was read */
+    long t = atomic_load_explicit(&q->top, memory_order_acquire);
+    if (b - t > q->mask)
+        return false;
+    atomic_store_explicit(&q->buf[b & q->mask], x, memory_order_relaxed);
+#if WSQ_TSAN
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+#else
+    /* release fence: the slot store above is visible before the new bottom below, so a
+     * thief that sees bottom > b reads x, not an old pointer */
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
+#endif
+    return true;
+}
+
+/* Owner only.  NULL when empty. */
+static inline struct task *wsq_pop(wsq_t *q)
+{
+    long b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1;
+    atomic_store_explicit(&q->bottom, b, WSQ_FENCED);
+    /* seq_cst fence: our claim (bottom = b) and the thieves' claims (top + 1) are
+     * ordered in one total order, so a thief and we never both take the last item
+     * without one of us seeing the other */
+    atomic_thread_fence(memory_order_seq_cst);
+    long t = atomic_load_explicit(&q->top, WSQ_FENCED);
+    struct task *x = NULL;
+    if (t <= b) {
+        x = atomic_load_explicit(&q->buf[b & q->mask], memory_order_relaxed);
+        if (t == b) {
+            /* the last item: race the thieves for it with the same CAS they use */
+            if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1,
+                                                         memory_order_seq_cst,
+                                                         memory_order_relaxed))
+                x = NULL;
+            atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
+        }
+    } else {
+        atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed); /* was empty */
+    }
+    return x;
+}
+
+/* Any thread.  NULL when empty or when another thread won the race (*lost set). */
+static inline struct task *wsq_steal_one(wsq_t *q, bool *lost)
+{
+    /* acquire: pairs with the CAS of the previous thief, so its slot read is done */
+    long t = atomic_load_explicit(&q->top, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
+    /* seq_cst fence: pairs with the owner's fence in wsq_pop (the total order above) */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* acquire: pairs with the owner's release fence in wsq_push, so slot t is written */
+    long b = atomic_load_explicit(&q->bottom, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
+    if (t >= b)
+        return NULL;
+    /* read the slot before the CAS: once top moves the owner may overwrite it */
+    struct task *x = atomic_load_explicit(&q->buf[t & q->mask], memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                 memory_order_relaxed)) {
+        *lost = true;
+        return NULL;
+    }
+    return x;
+}
+
+/* Any thread: retries while it loses races to other takers. */
+static inline struct task *wsq_steal(wsq_t *q)
+{
+    for (;;) {
+        bool lost = false;
+        struct task *x = wsq_steal_one(q, &lost);
+        if (x || !lost)
+            return x;
+    }
+}
+
+/* Any thread: a snapshot of the number of items. */
+static inline long wsq_size(wsq_t *q)
+{
+    long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    long t = atomic_load_explicit(&q->top, memory_order_relaxed);
+    return b - t > 0 ? b - t : 0;
+}
+
+/* Owner only: pop the bottom item if it is x (the owner wants back a task it queued,
+ * e.g. to run a child inline in its joiner).  True when x is now the caller's. */
+static inline bool wsq_take_back(wsq_t *q, struct task *x)
+{
+    long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    /* only the owner writes slots, so this read is not racy with itself; a thief may
+     * have taken x already, in which case wsq_pop below returns NULL */
+    if (atomic_load_explicit(&q->buf[(b - 1) & q->mask], memory_order_relaxed) != x)
+        return false;
+    return wsq_pop(q) == x;
+}
+
+/* Any thread: move up to half of `from` (at least one) into `to`, whose owner must be
+ * the caller; returns the first task and sets *moved to the count taken.  Each task is
+ * taken with a wsq_steal_one CAS: a single CAS over a batch would be wrong here, since
+ * the owner pops at the bottom without a CAS while it sees more than one item. */
+static inline struct task *wsq_steal_half(wsq_t *from, wsq_t *to, unsigned *moved,
+                                          void (*overflow)(void *ctx, struct task *),
+                                          void *ctx)
+{
+    long want = (wsq_size(from) + 1) / 2;
+    struct task *first = NULL;
+    unsigned n = 0;
+    for (long i = 0; i < (want > 0 ? want : 1); i++) {
+        struct task *x = wsq_steal(from);
+        if (!x)
+            break;
+        n++;
+        if (!first)
+            first = x;
+        else if (!wsq_push(to, x))
+            overflow(ctx, x);
+    }
+    *moved = n;
+    return first;
+}
+
+#endif /* SCHEDBENCH_WSQ_H */

@@ -1,0 +1,154 @@
+/*
+ * granularity -- Task Bench's METG(50%): the smallest task granularity at which the
+ * scheduler still keeps half of its workers' time on useful work.
+ *
+ * One run sweeps the grains of wl_grains_us (1000, 300, 100, 30, 10, 3, 1 us of kernel
+ * per task), coarse to fine.  At each grain the same number of independent tasks is
+ * started by one root bthread and joined by it; the step's wall time is measured from
+ * the caller.  The same tasks run once on one thread to give the sequential time (done
+ * at the first run with a given task count and kept for the process: it is the
+ * denominator, not the measurement).  Then, per step,
+ *     efficiency  = sequential time / (wall time * workers)
+ *     granularity = wall time * workers / tasks               (us per task)
+ * and metg_us = the granularity of the finest step still at >= 50% efficiency, walking
+ * from the coarsest and stopping at the first step below (no interpolation; -1 when even
+ * the coarsest step is below 50%).  Counters: metg_us and eff_<grain>us per step.
+ * wl_metg() in wl_kernel.h does this arithmetic for the references too.
+ *
+ * args: tasks (per step).  items = all tasks of the sweep; answer = the sum of every
+ * task's checksum term.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bthread.h"
+#include "wl_kernel.h"
+#include "workload.h"
+
+typedef struct gran_step gran_step_t;
+
+typedef struct gran_task {
+    const gran_step_t *step;
+    uint64_t sum; /* out: wl_granularity_task(g, i, iters) */
+} gran_task_t;
+
+struct gran_step {
+    int g;
+    uint64_t iters;
+    long tasks;
+    gran_task_t *task;
+    bthread_t *tid;
+};
+
+static void *gran_task_main(void *arg)
+{
+    gran_task_t *t = arg;
+    const gran_step_t *st = t->step;
+    t->sum = wl_granularity_task(st->g, (uint64_t)(t - st->task), st->iters);
+    return NULL;
+}
+
+/* The root: start every task of the step, then join them all. */
+static void *gran_root_main(void *arg)
+{
+    gran_step_t *st = arg;
+    for (long i = 0; i < st->tasks; i++) {
+        if (bthread_start_background(&st->tid[i], &BTHREAD_ATTR_SMALL, gran_task_main,
+                                     &st->task[i]) != 0) {
+            st->tid[i] = 0; /* no task to spare: run it here */
+            gran_task_main(&st->task[i]);
+        }
+    }
+    for (long i = 0; i < st->tasks; i++)
+        if (st->tid[i])
+            bthread_join(st->tid[i], NULL);
+    return NULL;
+}
+
+/* Step g on the calling thread: its checksum; *ns gets the time taken. */
+static uint64_t gran_seq_step(int g, long tasks, uint64_t *ns)
+{
+    uint64_t iters = wl_grain_iters(wl_grains_us[g]), sum = 0;
+    uint64_t t0 = wl_now_ns();
+    for (long i = 0; i < tasks; i++)
+        sum += wl_granularity_task(g, (uint64_t)i, iters);
+    *ns = wl_now_ns() - t0;
+    return sum;
+}
+
+static uint64_t gran_sequential(const long *args)
+{
+    uint64_t sum = 0, ns;
+    for (int g = 0; g < WL_GRAIN_COUNT; g++)
+        sum += gran_seq_step(g, args[0], &ns);
+    return sum;
+}
+
+/* The sequential times of the last task count measured (harness thread only). */
+static struct {
+    long tasks;
+    uint64_t ns[WL_GRAIN_COUNT];
+} gran_seq_cache;
+
+static int gran_parallel(const long *args, wl_run_t *out)
+{
+    long tasks = args[0];
+    if (tasks < 1)
+        return EINVAL;
+    if (gran_seq_cache.tasks != tasks) {
+        for (int g = 0; g < WL_GRAIN_COUNT; g++)
+            (void)gran_seq_step(g, tasks, &gran_seq_cache.ns[g]);
+        gran_seq_cache.tasks = tasks;
+    }
+    gran_step_t st = {.tasks = tasks};
+    st.task = calloc((size_t)tasks, sizeof *st.task);
+    st.tid = calloc((size_t)tasks, sizeof *st.tid);
+    if (!st.task || !st.tid) {
+        free(st.task);
+        free(st.tid);
+        return ENOMEM;
+    }
+    uint64_t wall_ns[WL_GRAIN_COUNT], sum = 0;
+    int rc = 0;
+    for (int g = 0; g < WL_GRAIN_COUNT && rc == 0; g++) {
+        st.g = g;
+        st.iters = wl_grain_iters(wl_grains_us[g]);
+        for (long i = 0; i < tasks; i++)
+            st.task[i].step = &st;
+        bthread_t root;
+        uint64_t t0 = wl_now_ns();
+        rc = bthread_start_background(&root, &BTHREAD_ATTR_SMALL, gran_root_main, &st);
+        if (rc == 0)
+            rc = bthread_join(root, NULL);
+        wall_ns[g] = wl_now_ns() - t0;
+        for (long i = 0; i < tasks; i++)
+            sum += st.task[i].sum;
+    }
+    free(st.task);
+    free(st.tid);
+    if (rc != 0)
+        return rc;
+
+    double eff[WL_GRAIN_COUNT];
+    double metg = wl_metg(gran_seq_cache.ns, wall_ns, tasks, bthread_getconcurrency(), eff);
+    out->answer = sum;
+    out->items = (double)tasks * WL_GRAIN_COUNT;
+    wl_counter_add(out, "metg_us", metg);
+    for (int g = 0; g < WL_GRAIN_COUNT; g++)
+        wl_counter_add(out, wl_grain_eff_names[g], eff[g]);
+    return 0;
+}
+
+static workload_t granularity = {
+    .name = "granularity",
+    .summary = "Task Bench METG(50%): efficiency of independent tasks from 1000 us to 1 us",
+    .arg_names = {"tasks"},
+    .bench = {{500}},
+    .nbench = 1,
+    .full = {{2000}},
+    .nfull = 1,
+    .test = {40},
+    .sequential = gran_sequential,
+    .parallel = gran_parallel,
+};
+WORKLOAD_REGISTER(granularity)

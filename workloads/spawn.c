@@ -1,0 +1,100 @@
+/*
+ * spawn -- n tiny tasks submitted one by one from a single foreign pthread (the thread
+ * that calls parallel(): the harness's main thread, never a worker), so every task takes
+ * the remote-submission path.  Measures tasks per second through that path, including
+ * waking idle workers.
+ *
+ * Task i adds i to a shared sum and signals a countdown event; the submitter waits on
+ * the event (the end of the measured work), then joins them all so that no task outlives
+ * the run.  answer = the sum of the task ids = n(n-1)/2.  Tasks use default attributes
+ * (NULL), as a user would.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <errno.h>
+
+#include "bthread.h"
+#include "workload.h"
+
+typedef struct spawn_run {
+    _Atomic uint64_t sum;
+    bthread_countdown_t done;
+} spawn_run_t;
+
+typedef struct spawn_slot {
+    spawn_run_t *run;
+    uint64_t id;
+    bthread_t tid;
+} spawn_slot_t;
+
+static void *spawn_task(void *arg)
+{
+    spawn_slot_t *s = arg;
+    /* relaxed: only the total matters; countdown_signal/wait order it for the reader */
+    atomic_fetch_add_explicit(&s->run->sum, s->id, memory_order_relaxed);
+    bthread_countdown_signal(&s->run->done, 1);
+    return NULL;
+}
+
+static uint64_t spawn_sequential(const long *args)
+{
+    uint64_t n = (uint64_t)args[0];
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < n; i++)
+        sum += i;
+    return sum;
+}
+
+static int spawn_parallel(const long *args, wl_run_t *out)
+{
+    long n = args[0];
+    spawn_slot_t *slots = malloc((size_t)n * sizeof *slots);
+    if (!slots)
+        return ENOMEM;
+    spawn_run_t run;
+    atomic_init(&run.sum, 0);
+    int rc = bthread_countdown_init(&run.done, (int)n);
+    if (rc != 0) {
+        free(slots);
+        return rc;
+    }
+    long started = 0;
+    for (long i = 0; i < n; i++) {
+        slots[i] = (spawn_slot_t){.run = &run, .id = (uint64_t)i};
+        rc = bthread_start_background(&slots[i].tid, NULL, spawn_task, &slots[i]);
+        if (rc != 0)
+            break;
+        started++;
+    }
+    if (started < n) /* the tasks never started will never signal */
+        bthread_countdown_signal(&run.done, (int)(n - started));
+    bthread_countdown_wait(&run.done);
+    /* Every task has signalled, but some may still be on their way out: join them so
+     * that none outlives the run (a finished task's stale id returns at once). */
+    for (long i = 0; i < started; i++)
+        bthread_join(slots[i].tid, NULL);
+    bthread_countdown_destroy(&run.done);
+    free(slots);
+    if (rc != 0)
+        return rc;
+    /* relaxed: countdown_wait returned, so every task's add happened before */
+    out->answer = atomic_load_explicit(&run.sum, memory_order_relaxed);
+    out->items = (double)n;
+    return 0;
+}
+
+static workload_t spawn = {
+    .name = "spawn",
+    .summary = "n tiny tasks submitted from one foreign pthread (remote-queue path)",
+    .arg_names = {"n"},
+    .bench = {{100000}},
+    .nbench = 1,
+    .full = {{1000000}},
+    .nfull = 1,
+    .test = {2000},
+    .sequential = spawn_sequential,
+    .parallel = spawn_parallel,
+};
+WORKLOAD_REGISTER(spawn)

@@ -1,0 +1,192 @@
+/*
+ * wl_kernel.h -- the busy-compute kernel and task-cost rules shared by the CPU-bound
+ * workloads (imbalance, dag, granularity) and by the reference rows in harness/ref/
+ * (oneTBB, OpenMP), so every implementation does exactly the same work per task.
+ * Header-only, C11 and C++17.
+ *
+ * The kernel is a serial chain of xor-shift / multiply / add on one 64-bit word: no
+ * closed form, nothing to vectorize, and its result feeds the workload's checksum, so it
+ * cannot be optimized away.  A task's size is given in microseconds ("grain_us") and
+ * turned into iterations with a rate calibrated once per process (wl_iters_per_us), or
+ * taken from the environment variable SCHEDBENCH_ITERS_PER_US so that several
+ * binaries (the variants' benches and the references) can be made to do identical work.
+ *
+ * Task Bench's load-imbalance rule: a task of nominal size `iters` does
+ *     round((1 + (u - 0.5) * imbalance) * iters)
+ * iterations, u in [0, 1) a deterministic hash of (task index, seed); imbalance 2 spreads
+ * tasks uniformly over 0x..2x of the nominal size with the same mean.
+ */
+#ifndef SCHEDBENCH_WL_KERNEL_H
+#define SCHEDBENCH_WL_KERNEL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* splitmix64's finalizer: a bijective 64-bit mix. */
+static inline uint64_t wl_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* A uniform in [0, 1) fixed by (index, seed): the top 53 bits of a mix. */
+static inline double wl_uniform(uint64_t index, uint64_t seed)
+{
+    uint64_t h = wl_mix64(index * 0x9e3779b97f4a7c15ull + wl_mix64(seed));
+    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* The kernel: `iters` dependent steps from `seed`.  Pure; cost linear in iters. */
+static inline uint64_t wl_kernel(uint64_t iters, uint64_t seed)
+{
+    uint64_t x = wl_mix64(seed) | 1;
+    for (uint64_t i = 0; i < iters; i++) {
+        x ^= x >> 29;
+        x *= 0x9e3779b97f4a7c15ull;
+        x += i;
+    }
+    return x;
+}
+
+static inline uint64_t wl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One process-wide cache (a weak definition: every translation unit that includes this
+ * header shares it).  Written and read only by the thread that sets up runs. */
+__attribute__((weak)) double wl_iters_per_us_cache;
+
+/* Kernel iterations per microsecond on this machine: SCHEDBENCH_ITERS_PER_US if set,
+ * else the fastest of a few timed runs (a few ms, once per process).
+ * Call from the harness / main thread only, before timing: not thread-safe. */
+static inline double wl_iters_per_us(void)
+{
+    if (wl_iters_per_us_cache > 0)
+        return wl_iters_per_us_cache;
+    const char *env = getenv("SCHEDBENCH_ITERS_PER_US");
+    double rate = env ? strtod(env, NULL) : 0;
+    if (!(rate > 0)) {
+        const uint64_t n = 1000000;
+        uint64_t best = UINT64_MAX;
+        volatile uint64_t sink; /* a volatile store keeps each timed call alive */
+        sink = wl_kernel(n / 10, 1); /* warm up: frequency, caches */
+        for (int r = 0; r < 5; r++) {
+            uint64_t t0 = wl_now_ns();
+            sink = wl_kernel(n, (uint64_t)r);
+            uint64_t dt = wl_now_ns() - t0;
+            if (dt < best)
+                best = dt;
+        }
+        (void)sink;
+        rate = (double)n * 1000.0 / (double)(best ? best : 1);
+    }
+    wl_iters_per_us_cache = rate;
+    return rate;
+}
+
+/* Iterations for a task of grain_us microseconds (at least 1). */
+static inline uint64_t wl_grain_iters(double grain_us)
+{
+    double it = grain_us * wl_iters_per_us();
+    return it < 1 ? 1 : (uint64_t)llround(it);
+}
+
+/* Task Bench's load-imbalance rule (above); never negative. */
+static inline uint64_t wl_imbalance_iters(uint64_t iters, double imbalance, uint64_t task,
+                                          uint64_t seed)
+{
+    double u = wl_uniform(task, seed);
+    double f = (1.0 + (u - 0.5) * imbalance) * (double)iters;
+    return f <= 0 ? 0 : (uint64_t)llround(f);
+}
+
+/* A task's contribution to a checksum: summed over tasks (order-free) and tied to the
+ * task index, so a task run twice, skipped, or swapped with another changes the sum. */
+static inline uint64_t wl_task_sum(uint64_t task, uint64_t result)
+{
+    return wl_mix64(result ^ wl_mix64(task + 0x632be59bd9b4e019ull));
+}
+
+/* ---- the imbalance workload's definition (workloads/imbalance.c, harness/ref/) ------- */
+
+#define WL_IMBALANCE_SEED 0x1b873593u
+
+/* Task i of the imbalance workload: its iterations and its checksum term. */
+static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t base_iters, double imbalance)
+{
+    uint64_t it = wl_imbalance_iters(base_iters, imbalance, i, WL_IMBALANCE_SEED);
+    return wl_task_sum(i, wl_kernel(it, i));
+}
+
+/* Submitter s of P submits tasks [first, last): contiguous equal shares. */
+static inline void wl_submitter_share(long tasks, long submitters, long s, long *first,
+                                      long *last)
+{
+    *first = tasks * s / submitters;
+    *last = tasks * (s + 1) / submitters;
+}
+
+/* With late = 1 the upper half of the submitters (s >= P/2) start this long after the
+ * others: half the time the early half's work takes at perfect speedup on `workers`
+ * workers, so the late tasks arrive while the early ones are still running.  (With one
+ * submitter there is no early half and the delay is 0.) */
+static inline double wl_late_delay_us(long tasks, long submitters, double grain_us, int workers)
+{
+    long early = submitters / 2;
+    double early_tasks = (double)tasks * (double)early / (double)submitters;
+    return 0.5 * early_tasks * grain_us / (workers > 0 ? workers : 1);
+}
+
+static inline int wl_submitter_is_late(long s, long submitters, long late)
+{
+    return late && s >= submitters / 2;
+}
+
+/* ---- the granularity workload's definition (Task Bench METG) ---------------------- */
+
+/* The grains swept, in microseconds, coarse to fine. */
+#define WL_GRAIN_COUNT 7
+static const double wl_grains_us[WL_GRAIN_COUNT] = {1000, 300, 100, 30, 10, 3, 1};
+/* The efficiency counter reported for each grain. */
+static const char *const wl_grain_eff_names[WL_GRAIN_COUNT] = {
+    "eff_1000us", "eff_300us", "eff_100us", "eff_30us", "eff_10us", "eff_3us", "eff_1us"};
+
+/* Task i of the sweep step with grain index g: its checksum term. */
+static inline uint64_t wl_granularity_task(int g, uint64_t i, uint64_t iters)
+{
+    uint64_t id = (uint64_t)g << 40 | i;
+    return wl_task_sum(id, wl_kernel(iters, id));
+}
+
+/* METG(50%) from one sweep: step g ran `tasks` tasks in wall_ns[g] on `workers` workers,
+ * and the same tasks took seq_ns[g] on one thread.  efficiency = seq / (wall * workers);
+ * granularity = wall * workers / tasks (us).  Returns the granularity of the finest step
+ * still at >= 50% efficiency, taken as measured (no interpolation; the steps run coarse
+ * to fine and the walk stops at the first that fails), or -1 when even the coarsest
+ * step is below 50%.  eff[] gets every step's efficiency. */
+static inline double wl_metg(const uint64_t *seq_ns, const uint64_t *wall_ns, long tasks,
+                             int workers, double *eff)
+{
+    double metg = -1;
+    int passing = 1;
+    for (int g = 0; g < WL_GRAIN_COUNT; g++) {
+        double par = (double)wall_ns[g] * (double)workers;
+        eff[g] = par > 0 ? (double)seq_ns[g] / par : 0;
+        if (passing && eff[g] >= 0.5)
+            metg = par / 1000.0 / (double)tasks;
+        else
+            passing = 0;
+    }
+    return metg;
+}
+
+#endif /* SCHEDBENCH_WL_KERNEL_H */

@@ -1,0 +1,77 @@
+/*
+ * workload.h -- how a workload describes itself to the benchmark harness and the tests.
+ *
+ * A workload is one file, workloads/<name>.c, written in plain C against
+ * common/bthread.h (and common/butex.h) only, so it runs unchanged on every variant.  It
+ * fills one workload_t and registers it with WORKLOAD_REGISTER(); the build links every
+ * workloads/<name>.c into build/<v>/bench and into the workload tests, and both walk the
+ * registry.  Nothing else lists workloads by hand.
+ *
+ * Every workload has a sequential version that gives the expected answer (and the
+ * speedup denominator); the parallel run reports its answer and the harness / tests
+ * compare the two.  A wrong answer fails `make test` and marks the benchmark an error.
+ */
+#ifndef SCHEDBENCH_WORKLOAD_H
+#define SCHEDBENCH_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define WL_MAX_ARGS 6
+#define WL_MAX_COUNTERS 8
+#define WL_MAX_SETS 16
+
+typedef struct wl_counter {
+    const char *name; /* e.g. "p99_us"; a string literal */
+    double value;
+} wl_counter_t;
+
+/* What one parallel run reports. */
+typedef struct wl_run {
+    uint64_t answer;  /* compared with workload_t.sequential() of the same args */
+    double items;     /* work items done (tasks, nodes): becomes items_per_second */
+    int ncounters;    /* extra measurements (latency percentiles, RSS, METG, ...) */
+    wl_counter_t counters[WL_MAX_COUNTERS];
+} wl_run_t;
+
+static inline void wl_counter_add(wl_run_t *r, const char *name, double value)
+{
+    if (r->ncounters < WL_MAX_COUNTERS) {
+        r->counters[r->ncounters].name = name;
+        r->counters[r->ncounters].value = value;
+        r->ncounters++;
+    }
+}
+
+typedef struct workload {
+    const char *name;                      /* "fib": the benchmark name's first part */
+    const char *summary;                   /* one line for --benchmark_list_tests / docs */
+    const char *arg_names[WL_MAX_ARGS];    /* "n", "imbalance", ...; NULL-terminated */
+    long bench[WL_MAX_SETS][WL_MAX_ARGS];  /* argument sets benchmarked by default */
+    int nbench;
+    long full[WL_MAX_SETS][WL_MAX_ARGS];   /* extra sets for run.py --full (may be 0) */
+    int nfull;
+    long test[WL_MAX_ARGS];                /* one small set `make test` checks */
+    long test_more[WL_MAX_SETS][WL_MAX_ARGS]; /* optional further small sets it checks */
+    int ntest_more;                        /* (e.g. one per mode); 0 = only `test` */
+    /* The reference answer, computed without bthreads. */
+    uint64_t (*sequential)(const long *args);
+    /* The measured run, on bthreads.  0, or an errno value on failure (the harness and
+     * the tests report it).  Must leave no bthread behind. */
+    int (*parallel)(const long *args, wl_run_t *out);
+    struct workload *next; /* registry link, set by workload_register() */
+} workload_t;
+
+void workload_register(workload_t *w);
+workload_t *workload_first(void);          /* registry, in name order */
+workload_t *workload_find(const char *name);
+/* How many arguments w takes: the non-NULL entries of arg_names. */
+int workload_nargs(const workload_t *w);
+
+#define WORKLOAD_REGISTER(w)                                                             \
+    static void __attribute__((constructor)) workload_register_##w(void)                  \
+    {                                                                                     \
+        workload_register(&(w));                                                          \
+    }
+
+#endif /* SCHEDBENCH_WORKLOAD_H */
