@@ -324,6 +324,18 @@ def workload_of(benchmark):
     return benchmark.split("/", 1)[0]
 
 
+GB_NAME_SUFFIXES = ("real_time", "manual_time", "process_time")
+
+
+def display_name(benchmark):
+    """The name without the suffixes Google Benchmark appends for the timing mode:
+    'fib/n:30/real_time' -> 'fib/n:30' (for titles, tables and file names)."""
+    parts = benchmark.split("/")
+    while len(parts) > 1 and parts[-1] in GB_NAME_SUFFIXES:
+        parts.pop()
+    return "/".join(parts)
+
+
 def params_of(benchmark):
     """The 'key:value' parts of a benchmark name after the workload, as a dict."""
     params = {}
@@ -1103,6 +1115,10 @@ def gp_num(value):
     return "NaN" if value is None or not math.isfinite(value) else f"{value:.6g}"
 
 
+def workers_label(w):
+    return f"{w} worker" + ("" if w == 1 else "s")
+
+
 def safe_name(text):
     """A file-name-safe form of a benchmark name: 'fib/n:30' -> 'fib_n-30'."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.replace(":", "-")).strip("_") or "plot"
@@ -1162,7 +1178,7 @@ def histogram_block(categories, groups, values):
         cells = []
         for g in groups:
             cells += [gp_num(v) for v in values.get((cat, g), (None, None, None))]
-        lines.append(gp_str(cat) + " " + " ".join(cells))
+        lines.append(gp_str(display_name(cat)) + " " + " ".join(cells))
     return "\n".join(lines) + "\n"
 
 
@@ -1179,7 +1195,8 @@ def histogram_commands(index, groups, colors):
 
 HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
                    "set style fill solid 0.8 border -1", "set boxwidth 0.9",
-                   "set xtics rotate by -30 left", "set yrange [0:*]", "set grid ytics"]
+                   "set xtics rotate by 90 right", "set yrange [0:*]",
+                   "set offsets 0, 0, graph 0.1, 0", "set grid ytics", "set key outside top"]
 
 
 def horizontal_line(y):
@@ -1250,7 +1267,8 @@ class PlotBuilder:
                 if rows:
                     series.append((v, self.colors[v], self.reference.get(v), rows))
             plots.append(lines_plot(
-                f"time_{safe_name(bench)}", "time", f"{bench}: wall time (median{reps})",
+                f"time_{safe_name(display_name(bench))}", "time",
+                f"{display_name(bench)}: wall time (median{reps})",
                 "workers", f"time per iteration ({unit})", series,
                 extra=self._workers_axis() + ["set yrange [0:*]"],
                 benchmark=bench, workload=workload_of(bench)))
@@ -1272,12 +1290,12 @@ class PlotBuilder:
                         if (v, w) in self.table[b]:
                             values[(b, v)] = ratio_stats(self.table[b][(base, w)],
                                                          self.table[b][(v, w)])
-                body = (common_settings(f"speedup over {base}, {w} workers (ratio of median"
+                body = (common_settings(f"speedup over {base}, {workers_label(w)} (ratio of median"
                                         " times; bars: min-max)", "", f"{base} time / variant time")
                         + HISTOGRAM_STYLE + [horizontal_line(1)]
                         + [histogram_commands(0, groups, self.colors)])
                 plots.append(Plot(name=f"speedup_vs_{base}_w{w}", kind="speedup",
-                                  title=f"speedup over {base}, {w} workers", body=body,
+                                  title=f"speedup over {base}, {workers_label(w)}", body=body,
                                   data=histogram_block(cats, groups, values),
                                   width=min(4000, max(900, 120 + len(cats) * (14 * len(groups) + 24))),
                                   height=640))
@@ -1294,7 +1312,7 @@ class PlotBuilder:
                 x = float(value)
             except (TypeError, ValueError):
                 continue
-            rest = re.sub(r"/imbalance:[^/]*", "", bench)
+            rest = display_name(re.sub(r"/imbalance:[^/]*", "", bench))
             groups.setdefault(rest, []).append((x, bench))
         plots = []
         lo, hi = CLAIM_BAND
@@ -1318,7 +1336,7 @@ class PlotBuilder:
                             series.append((v, self.colors[v], self.reference.get(v), rows))
                     if not series:
                         continue
-                    title = f"{rest}: speedup over {base} vs imbalance, {w} workers"
+                    title = f"{rest}: speedup over {base} vs imbalance, {workers_label(w)}"
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
@@ -1335,12 +1353,12 @@ class PlotBuilder:
         for (v, w), r in cells.items():
             s = r.summary(metric)
             if s["n"]:
-                values[(v, f"{w} workers")] = (s["median"], s["min"], s["max"])
+                values[(v, workers_label(w))] = (s["median"], s["min"], s["max"])
         cats = [v for v in self.variants if any(k[0] == v for k in values)]
         return cats, values
 
     def _worker_groups(self):
-        groups = [f"{w} workers" for w in self.workers]
+        groups = [workers_label(w) for w in self.workers]
         colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
         return groups, colors
 
@@ -1352,11 +1370,12 @@ class PlotBuilder:
             cats, values = self._per_variant_histogram(cells, "metg_us")
             if not values:
                 continue
-            body = (common_settings(f"{bench}: METG(50%) per variant (lower is better)", "",
+            label = display_name(bench)
+            body = (common_settings(f"{label}: METG(50%) per variant (lower is better)", "",
                                     "METG (us)") + HISTOGRAM_STYLE
                     + [histogram_commands(0, groups, colors)])
-            plots.append(Plot(name=f"metg_{safe_name(bench)}", kind="metg",
-                              title=f"{bench}: METG per variant", body=body,
+            plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
+                              title=f"{label}: METG per variant", body=body,
                               data=histogram_block(cats, groups, values),
                               benchmark=bench, workload=workload_of(bench)))
         return plots
@@ -1376,16 +1395,18 @@ class PlotBuilder:
                     panels.append((metric, label, cats, values))
             if not panels:
                 continue
-            body = common_settings(f"{bench}", "", "")[:2] + HISTOGRAM_STYLE
-            body.append(f"set multiplot layout 1,{len(panels)} title {gp_str(bench + ': why a variant wins (median, min-max)')}")
+            label = display_name(bench)
+            body = common_settings(label, "", "")[:2] + HISTOGRAM_STYLE
+            body.append(f"set multiplot layout 1,{len(panels)} "
+                        f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
             blocks = []
             for i, (metric, label, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
                 body += [f"set title {gp_str(label)}", "set key top right",
                          histogram_commands(i, groups, colors)]
             body.append("unset multiplot")
-            plots.append(Plot(name=f"why_{safe_name(bench)}", kind="why",
-                              title=f"{bench}: steals, parks, CPU per wall", body=body,
+            plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",
+                              title=f"{label}: steals, parks, CPU per wall", body=body,
                               data="\n\n".join(blocks), width=max(900, 480 * len(panels)),
                               benchmark=bench, workload=workload_of(bench)))
         return plots
@@ -1569,7 +1590,7 @@ def fmt_p(p):
 
 
 def comparison_rows(comparisons):
-    return [[c.benchmark, c.workers, c.variant, fmt_seconds(c.a.median()),
+    return [[display_name(c.benchmark), c.workers, c.variant, fmt_seconds(c.a.median()),
              fmt_seconds(c.b.median()), f"{c.ratio:.3f}", fmt_p(c.p), c.verdict]
             for c in comparisons]
 
@@ -1704,14 +1725,16 @@ class Report:
                             cells.append("")
                             continue
                         speedup = 1.0 / c.ratio
-                        counts["below" if speedup < lo else "band" if speedup <= hi else "above"] += 1
+                        if w > 1:
+                            counts["below" if speedup < lo else "band" if speedup <= hi
+                                   else "above"] += 1
                         cells.append(f"{speedup:.2f}x{'*' if c.significant else ''}")
                     if any(cells):
-                        rows.append([bench, w] + cells)
+                        rows.append([display_name(bench), w] + cells)
             if not rows:
                 continue
-            out += [f"Over `{base}`: {counts['band']} cells in the band, {counts['above']} above "
-                    f"{hi:.2f}x, {counts['below']} below {lo:.2f}x.", "",
+            out += [f"Over `{base}`, with 2 or more workers: {counts['band']} cells in the band, "
+                    f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x.", "",
                     format_table(["benchmark", "workers"] + cols, rows, markdown=True)]
         for p in self.plots("imbalance"):
             out.append(self.plot_link(p))
@@ -1728,10 +1751,10 @@ class Report:
                 for v in self.variants:
                     row = [self.cell(cells.get((bench, v, w))) for w in self.workers]
                     if any(row):
-                        rows.append([bench, v + (" (reference)" if any(
+                        rows.append([display_name(bench), v + (" (reference)" if any(
                             r.reference for r in results if r.variant == v) else "")] + row)
             out += [f"## {workload}", "",
-                    format_table(["benchmark", "variant"] + [f"{w} workers" for w in self.workers],
+                    format_table(["benchmark", "variant"] + [workers_label(w) for w in self.workers],
                                  rows, markdown=True)]
             for kind in ("time", "metg"):
                 for p in self.plots(kind, workload):
@@ -1748,7 +1771,8 @@ class Report:
             if not comps:
                 continue
             sig = [c for c in comps if c.significant]
-            rows = [[c.benchmark, c.workers, c.variant.split(" -> ")[1], f"{1.0 / c.ratio:.3f}x",
+            rows = [[display_name(c.benchmark), c.workers, c.variant.split(" -> ")[1],
+                     f"{1.0 / c.ratio:.3f}x",
                      fmt_p(c.p)] for c in sig]
             out += [f"## Significant differences against `{base}`", ""]
             out += [" ".join(significance_notes(comps, self.alpha)), ""]
@@ -1889,13 +1913,14 @@ def cmd_run(args):
         return EXIT_INTERRUPTED
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
+    logs = {p["id"]: p["log"] for p in plan["points"]}
     wrong = [r for r in data.results if r.errors]
     print(f"{PROG}: {len(plan['points']) - len(failed)} of {len(plan['points'])} points ok, "
           f"{len(wrong)} benchmark(s) with errors; {os.path.relpath(run_dir)}/results.csv",
           file=sys.stderr)
     for pid in failed:
         print(f"{PROG}: failed: {pid}: {status.get(pid, {}).get('message', '?')} "
-              f"(log: {os.path.join(os.path.relpath(run_dir), 'logs', pid.replace('ref/', 'ref/', 1))}.log)",
+              f"(log: {os.path.join(os.path.relpath(run_dir), logs[pid])})",
               file=sys.stderr)
     if not args.no_plot:
         path, _ = make_plots_and_report(data, build.root, args.alpha)

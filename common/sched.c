@@ -332,7 +332,7 @@ static inline void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remo
 static inline void spill(worker_t *w, task_t *t) { remote_push(w, t); }
 
 static __thread unsigned tls_submit_rr;
-static void remote_submit_default(task_t *t)
+static inline void remote_submit_default(task_t *t)
 {
     int n = ctl.nworkers;
     worker_t *target = &ctl.workers[tls_submit_rr++ % (unsigned)n];
@@ -510,8 +510,8 @@ static task_t *remote_pop_counted(worker_t *self, worker_t *from)
 
 static task_t *steal_round(worker_t *w)
 {
-    int n = ctl.nworkers;
-    if (!STEALING || n < 2)
+#if STEALING
+    if (ctl.nworkers < 2)
         return NULL;
     VICTIM_ITER_T it;
     int v;
@@ -533,6 +533,9 @@ static task_t *steal_round(worker_t *w)
         if (t)
             return t;
     }
+#else
+    (void)w;
+#endif
     return NULL;
 }
 

@@ -65,24 +65,7 @@ static void *gran_root_main(void *arg)
     return NULL;
 }
 
-/* Step g on the calling thread: its checksum; *ns gets the time taken. */
-static uint64_t gran_seq_step(int g, long tasks, uint64_t *ns)
-{
-    uint64_t iters = wl_grain_iters(wl_grains_us[g]), sum = 0;
-    uint64_t t0 = wl_now_ns();
-    for (long i = 0; i < tasks; i++)
-        sum += wl_granularity_task(g, (uint64_t)i, iters);
-    *ns = wl_now_ns() - t0;
-    return sum;
-}
-
-static uint64_t gran_sequential(const long *args)
-{
-    uint64_t sum = 0, ns;
-    for (int g = 0; g < WL_GRAIN_COUNT; g++)
-        sum += gran_seq_step(g, args[0], &ns);
-    return sum;
-}
+static uint64_t gran_sequential(const long *args) { return wl_granularity_checksum(args[0]); }
 
 /* The sequential times of the last task count measured (harness thread only). */
 static struct {
@@ -97,7 +80,7 @@ static int gran_parallel(const long *args, wl_run_t *out)
         return EINVAL;
     if (gran_seq_cache.tasks != tasks) {
         for (int g = 0; g < WL_GRAIN_COUNT; g++)
-            (void)gran_seq_step(g, tasks, &gran_seq_cache.ns[g]);
+            (void)wl_granularity_step(g, tasks, &gran_seq_cache.ns[g]);
         gran_seq_cache.tasks = tasks;
     }
     gran_step_t st = {.tasks = tasks};

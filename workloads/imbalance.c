@@ -94,10 +94,7 @@ static void *imb_submitter_main(void *arg)
 
 static uint64_t imb_sequential(const long *args)
 {
-    uint64_t iters = wl_grain_iters((double)args[1]), sum = 0;
-    for (long i = 0; i < args[2]; i++)
-        sum += wl_imbalance_task((uint64_t)i, iters, (double)args[0]);
-    return sum;
+    return wl_imbalance_checksum(args[2], wl_grain_iters((double)args[1]), (double)args[0]);
 }
 
 static int imb_parallel(const long *args, wl_run_t *out)

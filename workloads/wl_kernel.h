@@ -127,6 +127,15 @@ static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t base_iters, double
     return wl_task_sum(i, wl_kernel(it, i));
 }
 
+/* The imbalance workload's answer: every task's term, summed on the calling thread. */
+static inline uint64_t wl_imbalance_checksum(long tasks, uint64_t base_iters, double imbalance)
+{
+    uint64_t sum = 0;
+    for (long i = 0; i < tasks; i++)
+        sum += wl_imbalance_task((uint64_t)i, base_iters, imbalance);
+    return sum;
+}
+
 /* Submitter s of P submits tasks [first, last): contiguous equal shares. */
 static inline void wl_submitter_share(long tasks, long submitters, long s, long *first,
                                       long *last)
@@ -165,6 +174,26 @@ static inline uint64_t wl_granularity_task(int g, uint64_t i, uint64_t iters)
 {
     uint64_t id = (uint64_t)g << 40 | i;
     return wl_task_sum(id, wl_kernel(iters, id));
+}
+
+/* Sweep step g on the calling thread: its checksum; *ns gets the time it took. */
+static inline uint64_t wl_granularity_step(int g, long tasks, uint64_t *ns)
+{
+    uint64_t iters = wl_grain_iters(wl_grains_us[g]), sum = 0;
+    uint64_t t0 = wl_now_ns();
+    for (long i = 0; i < tasks; i++)
+        sum += wl_granularity_task(g, (uint64_t)i, iters);
+    *ns = wl_now_ns() - t0;
+    return sum;
+}
+
+/* The granularity workload's answer: every step's checksum. */
+static inline uint64_t wl_granularity_checksum(long tasks)
+{
+    uint64_t sum = 0, ns;
+    for (int g = 0; g < WL_GRAIN_COUNT; g++)
+        sum += wl_granularity_step(g, tasks, &ns);
+    return sum;
 }
 
 /* METG(50%) from one sweep: step g ran `tasks` tasks in wall_ns[g] on `workers` workers,

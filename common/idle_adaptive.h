@@ -1,0 +1,71 @@
+/*
+ * idle_adaptive.h -- spin, then park, with at most half of the workers spinning at once
+ * (Go's scheduler, Tokio).
+ *
+ * An idle worker first becomes a "spinner" if fewer than half the workers (at least one)
+ * are spinning: it searches with backoff for a while.  Then it stops spinning and parks
+ * in the parking lot (idle_park.h).  Submitters wake a parked worker only when nobody
+ * spins: a spinner will find the task anyway.
+ *
+ * Why no wake-up is lost (publish, full barrier, check; Go's runtime/proc.go):
+ *
+ *   spinner giving up                       submitter
+ *   nspinning-- (seq_cst)                   publish the task
+ *   recheck every queue                     fence(seq_cst)
+ *   park (announce, recheck, sleep)         if nspinning > 0: done, else park_wake
+ *
+ * If the submitter sees nspinning > 0, that spinner's decrement comes after the
+ * submitter's load in the seq_cst order, so the spinner's recheck finds the task.  If
+ * it sees 0, park_wake's own protocol covers the parked workers.  A spinner that finds
+ * work while it was the last spinner wakes one parked worker to search in its place, so
+ * a burst of tasks still spreads (Go's resetspinning).
+ */
+#ifndef SCHEDBENCH_IDLE_ADAPTIVE_H
+#define SCHEDBENCH_IDLE_ADAPTIVE_H
+
+#include "idle_park.h"
+
+#define ADAPTIVE_SPIN_ROUNDS 64
+
+static _Atomic int nspinning;
+
+static inline task_t *adaptive_wait(worker_t *w)
+{
+    int s = atomic_load_explicit(&nspinning, memory_order_relaxed);
+    if ((s == 0 || 2 * s < worker_count()) &&
+        atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+        for (unsigned i = 0; i < ADAPTIVE_SPIN_ROUNDS && !core_stopping(); i++) {
+            task_t *t = find_work(w);
+            if (t) {
+                if (atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst) == 1)
+                    park_wake(NULL);
+                return t;
+            }
+            for (unsigned k = 0; k < (1u << (i < 7 ? i : 7)); k++)
+                cpu_relax();
+        }
+        /* seq_cst: the decrement is ordered before the recheck's loads (see above) */
+        atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst);
+        task_t *t = find_work(w);
+        if (t)
+            return t;
+    }
+    return park_wait(w);
+}
+
+static inline void adaptive_wake(worker_t *target)
+{
+    /* seq_cst fence: the published task is ordered before the load of nspinning */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&nspinning, memory_order_relaxed) > 0)
+        return;
+    park_wake(target);
+}
+
+#undef IDLE_WAIT
+#undef IDLE_WAKE
+#define IDLE_WAIT(w) adaptive_wait(w)
+#define IDLE_WAKE(target) adaptive_wake(target)
+
+#endif /* SCHEDBENCH_IDLE_ADAPTIVE_H */

@@ -1,0 +1,29 @@
+/*
+ * idle_spin.h -- idle workers never sleep: they search again and again, pausing with an
+ * exponential backoff (1, 2, 4 ... 128 CPU pauses), then yielding the CPU with
+ * sched_yield between searches.  A new task is found within one search period without
+ * any wake-up system call, so submitters pay nothing; the price is a core per idle
+ * worker, burned.  Nothing can be lost: nobody ever sleeps.
+ */
+#ifndef SCHEDBENCH_IDLE_SPIN_H
+#define SCHEDBENCH_IDLE_SPIN_H
+
+static inline task_t *spin_wait(worker_t *w)
+{
+    for (unsigned i = 0;; i++) {
+        task_t *t = find_work(w);
+        if (t || core_stopping())
+            return t;
+        if (i < 8)
+            for (unsigned k = 0; k < (1u << i); k++)
+                cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+#define IDLE_WAIT(w) spin_wait(w)
+#define IDLE_WAKE(target) ((void)(target))
+#define IDLE_WAKE_ALL() ((void)0)
+
+#endif /* SCHEDBENCH_IDLE_SPIN_H */

@@ -1,0 +1,53 @@
+/*
+ * ref.h -- what one reference runtime (oneTBB, OpenMP) provides to the shared
+ * reference benchmark main (ref_main.cc).  Each runtime is one file, harness/ref/<r>.c or
+ * .cc, implementing the functions below; ref_main.cc turns them into
+ * build/ref/<r>/bench, a Google Benchmark binary whose benchmark names, argument sets,
+ * flags and JSON match build/<variant>/bench, so run.py plots it as one more row.
+ *
+ * The workloads are re-implemented on the runtime's own idioms but do the same work with
+ * the same kernels (workloads/wl_kernel.h) and give the same answers as workloads/*.c:
+ *   fib(n)         spawn fib(n-1), compute fib(n-2), join;  answer fib(n), items = spawns
+ *   spawn(n)       n tiny tasks from one submitting thread;  answer n(n-1)/2, items = n
+ *   imbalance(...) Task Bench imbalance tasks from P submitters; answer/items as
+ *                  workloads/imbalance.c
+ *   granularity(tasks)  METG sweep; answer/items/counters as workloads/granularity.c
+ *                  (the sweep is shared: a runtime runs one step, ref_granularity_step)
+ * No reference uses common/bthread.h.
+ */
+#ifndef SCHEDBENCH_REF_H
+#define SCHEDBENCH_REF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "workload.h" /* wl_run_t, wl_counter_add (data types only: no registry) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const char ref_variant[]; /* "tbb": the JSON context's variant, the row's name */
+extern const char ref_runtime[]; /* "oneTBB 2021.8": the JSON context's runtime */
+
+/* Start the runtime with `workers` threads doing tasks (0: the runtime's default).
+ * Called once, before anything else; returns the worker count in use. */
+int ref_init(int workers);
+
+/* Whether this runtime can express the argument set faithfully; sets it cannot are not
+ * registered (and the bench says so on stderr). */
+bool ref_supports(const char *workload, const long *args);
+
+/* One measured run each: 0, or an errno value.  Must leave no task running. */
+int ref_fib(const long *args, wl_run_t *out);
+int ref_spawn(const long *args, wl_run_t *out);
+int ref_imbalance(const long *args, wl_run_t *out);
+/* One step of the granularity sweep (the sweep, its timing and METG are ref_main.cc's):
+ * tasks i = 0..tasks-1, each wl_granularity_task(g, i, iters), started by one task and
+ * waited for; *sum = the sum of their terms. */
+int ref_granularity_step(int g, long tasks, uint64_t iters, uint64_t *sum);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCHEDBENCH_REF_H */
