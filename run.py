@@ -1389,10 +1389,10 @@ class PlotBuilder:
         groups, colors = self._worker_groups()
         for bench, cells in sorted(self.table.items()):
             panels = []
-            for metric, label in self.WHY_PANELS:
+            for metric, panel_title in self.WHY_PANELS:
                 cats, values = self._per_variant_histogram(cells, metric)
                 if values:
-                    panels.append((metric, label, cats, values))
+                    panels.append((metric, panel_title, cats, values))
             if not panels:
                 continue
             label = display_name(bench)
@@ -1400,9 +1400,9 @@ class PlotBuilder:
             body.append(f"set multiplot layout 1,{len(panels)} "
                         f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
             blocks = []
-            for i, (metric, label, cats, values) in enumerate(panels):
+            for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
-                body += [f"set title {gp_str(label)}", "set key top right",
+                body += [f"set title {gp_str(panel_title)}",
                          histogram_commands(i, groups, colors)]
             body.append("unset multiplot")
             plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",

@@ -14,6 +14,7 @@
 #ifndef SCHEDBENCH_BTHREAD_H
 #define SCHEDBENCH_BTHREAD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,14 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Each bthread has its own errno, but a bthread may move between worker threads at any
+ * blocking call, and glibc declares __errno_location() const, so a compiler may reuse the
+ * address of the old worker's errno after the call.  As brpc does, errno is redirected
+ * to a function the compiler must call again each time. */
+int *bthread_errno_location(void);
+#undef errno
+#define errno (*bthread_errno_location())
 
 /* A 64-bit id: version << 32 | slot.  Never 0; a stale id never names a reused slot. */
 typedef uint64_t bthread_t;

@@ -48,6 +48,16 @@ typedef struct worker_stats {
 /* The worker running on this thread, NULL on any other thread. */
 static __thread worker_t *tls_worker;
 
+/* Read tls_worker anew.  A task may resume on another worker after any switch, and a
+ * compiler may keep a thread-local address across a call: this accessor cannot be
+ * folded or moved (brpc has the same guard for its thread-locals). */
+static __attribute__((noinline)) worker_t *this_worker(void)
+{
+    worker_t *w = tls_worker;
+    __asm__ __volatile__("" : "+r"(w));
+    return w;
+}
+
 /* Services the policy components (included through variant.h) call back into. */
 static task_t *find_work(worker_t *w);
 static inline int worker_index(const worker_t *w);
@@ -273,6 +283,9 @@ static task_t *rq_remote_pop(remote_queue_t *q)
 #ifndef IDLE_TEARDOWN
 #define IDLE_TEARDOWN() ((void)0)
 #endif
+#ifndef WORKER_ON_START
+#define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
+#endif
 
 struct worker {
     /* -- owner only: touched by this worker's thread alone -------------------------- */
@@ -435,9 +448,9 @@ static void sched_to(worker_t *w, task_t *next, bool dying)
     STAT_INC(w, switches);
     jump_to(w, cur, next, dying);
     /* resumed */
-    w = tls_worker;
+    w = this_worker();
+    run_remained(w); /* may make system calls: restore errno after it */
     errno = cur->saved_errno;
-    run_remained(w);
 }
 
 /* The next context for w: a task if one is ready, else the main loop (which idles). */
@@ -480,7 +493,7 @@ static void task_runner(intptr_t unused)
     for (;;) {
         task_t *t = w->cur;
         t->fn(t->arg);
-        w = tls_worker;
+        w = this_worker();
         sb_stack_t *s = t->stack;
         task_end(w, t);
         task_t *next = next_or_main(w);
@@ -557,6 +570,7 @@ static void run_on_main_stack(worker_t *w, task_t *t);
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
+    WORKER_ON_START(w);
     tls_worker = w;
     w->cur = &w->main_task;
     w->main_tsan_fiber = fiber_tsan_current();
@@ -618,7 +632,7 @@ static void run_on_main_stack(worker_t *w, task_t *t)
     t->nswitch++;
     call_with_exit_frame(t, &f);
     t->exit_frame = NULL;
-    w = tls_worker;
+    w = this_worker();
     task_end(w, t);
     w->cur = &w->main_task;
 }
@@ -632,7 +646,7 @@ static void run_inline(worker_t *w, task_t *parent, task_t *child)
     child->nswitch++;
     w->cur = child;
     call_with_exit_frame(child, &f);
-    w = tls_worker; /* it may have blocked and moved */
+    w = this_worker(); /* it may have blocked and moved */
     child->exit_frame = NULL;
     child->stack = NULL;
     child->borrowed_stack = false;
@@ -938,6 +952,16 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
 }
 
 const char *bthread_variant_name(void) { return VARIANT_NAME; }
+
+#undef errno
+/* Not foldable: the asm keeps the compiler from inferring `const` and reusing one
+ * thread's errno address after a switch to another thread. */
+__attribute__((noinline)) int *bthread_errno_location(void)
+{
+    int *p = __errno_location();
+    __asm__ __volatile__("" : "+r"(p));
+    return p;
+}
 
 /* ---- small system helpers ------------------------------------------------------------ */
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel)

@@ -63,7 +63,7 @@ $(BUILD)/ref/boost_switch: harness/ref/boost_switch.cc $(SHIM_OBJ)
 all: $(BUILD)/ref/boost_switch
 
 # --- make bench-switch ---------------------------------------------------------------
-SWITCH_VARIANT ?= $(firstword $(VARIANTS))
+SWITCH_VARIANT ?= $(if $(filter chaselev,$(VARIANTS)),chaselev,$(firstword $(VARIANTS)))
 SWITCH_ROUNDS ?= 3
 SWITCH_REPS ?= 5
 SWITCH_DIR := $(BUILD)/bench-switch

@@ -182,6 +182,8 @@ static workload_t imbalance = {
     .full = {{1, 10, 20000, 1, 0}, {2, 100, 4000, 8, 1}, {2, 1, 200000, 4, 0}},
     .nfull = 3,
     .test = {2, 5, 400, 3, 1},
+    .test_more = {{2, 5, 400, 2, 0}, {0, 1, 300, 1, 0}},
+    .ntest_more = 2,
     .sequential = imb_sequential,
     .parallel = imb_parallel,
 };

@@ -54,6 +54,17 @@ static inline uint64_t wl_kernel(uint64_t iters, uint64_t seed)
     return x;
 }
 
+/* Make v count as used here, so the computation of v is neither dropped nor moved past
+ * this point (an empty asm that claims to read v and memory; benchmark::DoNotOptimize). */
+static inline void wl_keep(uint64_t v) { __asm__ __volatile__("" : : "r"(v) : "memory"); }
+/* v, but unknown to the compiler from here on: what is computed from it cannot be moved
+ * above this point (above a timestamp taken just before). */
+static inline uint64_t wl_opaque(uint64_t v)
+{
+    __asm__ __volatile__("" : "+r"(v) : : "memory");
+    return v;
+}
+
 static inline uint64_t wl_now_ns(void)
 {
     struct timespec ts;
@@ -77,16 +88,14 @@ static inline double wl_iters_per_us(void)
     if (!(rate > 0)) {
         const uint64_t n = 1000000;
         uint64_t best = UINT64_MAX;
-        volatile uint64_t sink; /* a volatile store keeps each timed call alive */
-        sink = wl_kernel(n / 10, 1); /* warm up: frequency, caches */
+        wl_keep(wl_kernel(n / 10, 1)); /* warm up: frequency, caches */
         for (int r = 0; r < 5; r++) {
             uint64_t t0 = wl_now_ns();
-            sink = wl_kernel(n, (uint64_t)r);
+            wl_keep(wl_kernel(n, wl_opaque((uint64_t)r)));
             uint64_t dt = wl_now_ns() - t0;
             if (dt < best)
                 best = dt;
         }
-        (void)sink;
         rate = (double)n * 1000.0 / (double)(best ? best : 1);
     }
     wl_iters_per_us_cache = rate;
@@ -181,8 +190,10 @@ static inline uint64_t wl_granularity_step(int g, long tasks, uint64_t *ns)
 {
     uint64_t iters = wl_grain_iters(wl_grains_us[g]), sum = 0;
     uint64_t t0 = wl_now_ns();
+    iters = wl_opaque(iters);
     for (long i = 0; i < tasks; i++)
         sum += wl_granularity_task(g, (uint64_t)i, iters);
+    wl_keep(sum); /* callers that want only *ns must still pay for the loop */
     *ns = wl_now_ns() - t0;
     return sum;
 }

@@ -6,7 +6,7 @@
  * flags and JSON match build/<variant>/bench, so run.py plots it as one more row.
  *
  * The workloads are re-implemented on the runtime's own idioms but do the same work with
- * the same kernels (workloads/wl_kernel.h) and give the same answers as workloads/*.c:
+ * the same kernels (workloads/wl_kernel.h) and give the same answers as the C workloads:
  *   fib(n)         spawn fib(n-1), compute fib(n-2), join;  answer fib(n), items = spawns
  *   spawn(n)       n tiny tasks from one submitting thread;  answer n(n-1)/2, items = n
  *   imbalance(...) Task Bench imbalance tasks from P submitters; answer/items as

@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""refcheck.py -- check one reference row's Google Benchmark JSON (build/ref/<r>/bench).
+
+  refcheck.py [--variant R] [--workers N] FILE.json
+
+The run record carries benchjson.py's context keys plus `runtime`; no benchmark failed
+(a wrong answer is a failure); every workload a reference implements ran at least once;
+each benchmark carries proc_cpu_s and items_per_second.  Scheduler counters (steals,
+parks, ...) are not asked for: oneTBB and libgomp do not expose them.  Exit status 1
+with the reasons otherwise.  Used by `make refs-smoke`.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchjson  # noqa: E402  (harness/benchjson.py: the JSON reader the variants use)
+
+WORKLOADS = ("fib", "granularity", "imbalance", "spawn")
+COUNTERS = ("proc_cpu_s", "items_per_second")
+
+
+def check(doc, variant=None, workers=None):
+    """The list of problems in one reference JSON document (empty when it is good)."""
+    bad = []
+    ctx = doc.get("context", {})
+    for k in benchjson.CONTEXT_KEYS + ("runtime",):
+        if not ctx.get(k):
+            bad.append(f"context: no {k}")
+    if variant is not None and ctx.get("variant") != variant:
+        bad.append(f"context: variant {ctx.get('variant')!r}, expected {variant!r}")
+    if workers is not None and ctx.get("workers") != str(workers):
+        bad.append(f"context: workers {ctx.get('workers')!r}, expected {workers}")
+    seen = set()
+    for b in benchjson.runs(doc):
+        name = b.get("run_name", b["name"])
+        if b.get("error_occurred"):
+            bad.append(f"{name}: {b.get('error_message')}")
+            continue
+        seen.add(name.split("/")[0])
+        missing = [c for c in COUNTERS if c not in b]
+        if missing:
+            bad.append(f"{name}: no counter {', '.join(missing)}")
+    for w in WORKLOADS:
+        if w not in seen:
+            bad.append(f"workload {w}: no benchmark ran")
+    return bad
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant")
+    ap.add_argument("--workers", type=int)
+    ap.add_argument("file")
+    a = ap.parse_args(argv)
+    bad = check(benchjson.load(a.file), a.variant, a.workers)
+    for line in bad:
+        print(f"{a.file}: {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

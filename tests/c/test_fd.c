@@ -1,0 +1,403 @@
+/*
+ * test_fd.c -- bthread_fd_wait / bthread_fd_timedwait (common/fd.c), every variant.
+ *
+ * Each test runs in its own process on 2 workers.  Threads record failures with CHECK
+ * and the test's main thread asserts (cr_assert must not longjmp off a bthread's stack).
+ * Timed waits must end no earlier than their deadline and at most LATE_MS after it.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bthread.h"
+#include "fd_internal.h"
+
+#define LATE_MS 200
+
+static _Atomic int g_failures;
+static _Atomic(const char *) g_first_failure;
+
+static void note_failure(const char *what)
+{
+    const char *none = NULL;
+    /* relaxed: only read after the threads are joined (join orders it). */
+    atomic_compare_exchange_strong_explicit(&g_first_failure, &none, what,
+                                            memory_order_relaxed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_failures, 1, memory_order_relaxed);
+}
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define CHECK(c)                                                                         \
+    do {                                                                                 \
+        if (!(c))                                                                        \
+            note_failure(__FILE__ ":" STR(__LINE__) ": " #c);                            \
+    } while (0)
+static void assert_no_failures(void)
+{
+    const int n = atomic_load_explicit(&g_failures, memory_order_relaxed);
+    const char *first = atomic_load_explicit(&g_first_failure, memory_order_relaxed);
+    cr_assert_eq(n, 0, "%d failed checks in threads, first: %s", n, first ? first : "?");
+}
+
+static void setup(void) { cr_assert_eq(bthread_setconcurrency(2), 0); }
+TestSuite(fd, .init = setup);
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+static struct timespec deadline_in_ms(int64_t ms)
+{
+    const int64_t at = now_ns() + ms * 1000000;
+    return (struct timespec){.tv_sec = at / 1000000000, .tv_nsec = at % 1000000000};
+}
+static int ended_in_bound(const struct timespec *dl)
+{
+    const int64_t late = now_ns() - ((int64_t)dl->tv_sec * 1000000000 + dl->tv_nsec);
+    return late >= 0 && late <= (int64_t)LATE_MS * 1000000;
+}
+
+static void make_pair(int fds[2], int use_pipe)
+{
+    if (use_pipe)
+        cr_assert_eq(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+    else
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds),
+                     0, "socketpair: %s", strerror(errno));
+}
+
+/* Read one byte from a non-blocking fd, waiting with bthread_fd_wait while empty.
+ * Returns the byte, or -1.  *waits counts the waits that were needed. */
+static int read_byte_waiting(int fd, const struct timespec *abstime, long *waits)
+{
+    for (;;) {
+        unsigned char c;
+        const ssize_t r = read(fd, &c, 1);
+        if (r == 1)
+            return c;
+        if (r == 0 || (errno != EAGAIN && errno != EINTR))
+            return -1;
+        if (bthread_fd_timedwait(fd, EPOLLIN, abstime) != 0)
+            return -1;
+        ++*waits;
+    }
+}
+
+/* ---- one waiter ------------------------------------------------------------------ */
+
+typedef struct one_arg {
+    int fd;
+    int got;
+    long waits;
+} one_arg_t;
+
+static void *one_reader(void *p)
+{
+    one_arg_t *a = p;
+    const struct timespec dl = deadline_in_ms(10000);
+    a->got = read_byte_waiting(a->fd, &dl, &a->waits);
+    return NULL;
+}
+
+/* A bthread and a pthread each wait on a pipe; a late write wakes them. */
+Test(fd, pipe_write_wakes_waiter, .timeout = 20)
+{
+    int pb[2], pp[2];
+    make_pair(pb, 1);
+    make_pair(pp, 1);
+    one_arg_t ab = {.fd = pb[0]}, ap = {.fd = pp[0]};
+    bthread_t b;
+    pthread_t p;
+    cr_assert_eq(bthread_start_background(&b, NULL, one_reader, &ab), 0);
+    cr_assert_eq(pthread_create(&p, NULL, one_reader, &ap), 0);
+    bthread_usleep(30000);
+    cr_assert_eq(write(pb[1], "x", 1), 1);
+    cr_assert_eq(write(pp[1], "y", 1), 1);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    cr_assert_eq(pthread_join(p, NULL), 0);
+    cr_assert_eq(ab.got, 'x');
+    cr_assert_eq(ap.got, 'y');
+    cr_assert_geq(ab.waits, 1); /* it really waited (the write came 30 ms later) */
+    for (int i = 0; i < 2; i++) {
+        close(pb[i]);
+        close(pp[i]);
+    }
+}
+
+/* ---- thousands of waiters ---------------------------------------------------------- */
+
+#define MANY_BTHREADS 2000
+#define MANY_PTHREADS 8
+#define MANY (MANY_BTHREADS + MANY_PTHREADS)
+
+typedef struct many_shared {
+    int rd[MANY], wr[MANY];
+    int got[MANY];
+    _Atomic int started;
+    _Atomic long waits;
+} many_shared_t;
+typedef struct many_arg {
+    many_shared_t *s;
+    int i;
+} many_arg_t;
+
+static void *many_reader(void *p)
+{
+    many_arg_t *a = p;
+    many_shared_t *s = a->s;
+    /* release: the writer starts after seeing everyone started (stats only, really). */
+    atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
+    const struct timespec dl = deadline_in_ms(30000);
+    long waits = 0;
+    s->got[a->i] = read_byte_waiting(s->rd[a->i], &dl, &waits);
+    atomic_fetch_add_explicit(&s->waits, waits, memory_order_relaxed); /* after join */
+    return NULL;
+}
+
+static void *many_writer(void *p)
+{
+    many_shared_t *s = p;
+    /* acquire: pairs with the readers' increments. */
+    while (atomic_load_explicit(&s->started, memory_order_acquire) < MANY)
+        usleep(1000);
+    usleep(20000); /* let them reach their waits */
+    /* Write in a scrambled order (i * 7919 mod MANY visits every index: 7919 is prime
+     * and does not divide MANY). */
+    for (long k = 0; k < MANY; k++) {
+        const int i = (int)((k * 7919) % MANY);
+        const unsigned char c = (unsigned char)(i % 251);
+        CHECK(write(s->wr[i], &c, 1) == 1);
+    }
+    return NULL;
+}
+
+Test(fd, thousands_of_bthreads_each_on_its_own_fd, .timeout = 90)
+{
+    /* 2 fds per waiter, plus the harness's: make sure the soft limit allows it. */
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    const rlim_t need = 2 * MANY + 64;
+    if (rl.rlim_cur < need) {
+        if (rl.rlim_max < need)
+            cr_skip_test("RLIMIT_NOFILE hard limit %lu < %lu", (unsigned long)rl.rlim_max,
+                         (unsigned long)need);
+        rl.rlim_cur = need;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    many_shared_t *s = calloc(1, sizeof *s);
+    many_arg_t *args = calloc(MANY, sizeof *args);
+    bthread_t *bt = calloc(MANY_BTHREADS, sizeof *bt);
+    cr_assert(s && args && bt);
+    for (int i = 0; i < MANY; i++) {
+        int fds[2];
+        make_pair(fds, i % 2); /* pipes and socketpairs alternate */
+        s->rd[i] = fds[0];
+        s->wr[i] = fds[1];
+        args[i] = (many_arg_t){s, i};
+    }
+    pthread_t pt[MANY_PTHREADS], writer;
+    for (int i = 0; i < MANY_BTHREADS; i++)
+        cr_assert_eq(bthread_start_background(&bt[i], &BTHREAD_ATTR_SMALL, many_reader,
+                                              &args[i]),
+                     0);
+    for (int i = 0; i < MANY_PTHREADS; i++)
+        cr_assert_eq(pthread_create(&pt[i], NULL, many_reader, &args[MANY_BTHREADS + i]), 0);
+    cr_assert_eq(pthread_create(&writer, NULL, many_writer, s), 0);
+    for (int i = 0; i < MANY_BTHREADS; i++)
+        cr_assert_eq(bthread_join(bt[i], NULL), 0);
+    for (int i = 0; i < MANY_PTHREADS; i++)
+        cr_assert_eq(pthread_join(pt[i], NULL), 0);
+    cr_assert_eq(pthread_join(writer, NULL), 0);
+    assert_no_failures();
+    for (int i = 0; i < MANY; i++)
+        cr_assert_eq(s->got[i], i % 251, "waiter %d got %d", i, s->got[i]);
+    cr_log_info("%d waiters, %ld fd waits\n", MANY, (long)s->waits);
+    cr_assert_geq(s->waits, MANY / 2); /* most of them really waited */
+    for (int i = 0; i < MANY; i++) {
+        close(s->rd[i]);
+        close(s->wr[i]);
+    }
+    free(bt);
+    free(args);
+    free(s);
+}
+
+/* ---- deadlines, interrupts, errors --------------------------------------------------- */
+
+static void *timed_semantics(void *unused)
+{
+    (void)unused;
+    int fds[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) == 0);
+    struct timespec dl = deadline_in_ms(50);
+    errno = 0;
+    CHECK(bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == -1);
+    CHECK(errno == ETIMEDOUT);
+    CHECK(ended_in_bound(&dl));
+    dl = deadline_in_ms(-5); /* already past, nothing to read */
+    CHECK(bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == -1 && errno == ETIMEDOUT);
+    CHECK(ended_in_bound(&dl));
+    /* The timed-out wait left no registration behind: the fd can be waited on again. */
+    CHECK(write(fds[1], "z", 1) == 1);
+    dl = deadline_in_ms(5000);
+    CHECK(bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == 0);
+    /* Writable at once. */
+    CHECK(bthread_fd_timedwait(fds[1], EPOLLOUT, &dl) == 0);
+    CHECK(bthread_fd_wait(fds[1], EPOLLOUT) == 0);
+    /* Bad arguments. */
+    CHECK(bthread_fd_wait(-1, EPOLLIN) == -1 && errno == EINVAL);
+    CHECK(bthread_fd_wait(fds[0], 0) == -1 && errno == EINVAL);
+    const struct timespec bad = {.tv_sec = 0, .tv_nsec = -1};
+    CHECK(bthread_fd_timedwait(fds[0], EPOLLIN, &bad) == -1 && errno == EINVAL);
+    close(fds[0]);
+    close(fds[1]);
+    CHECK(bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == -1 && errno == EBADF);
+    /* A regular file is always ready (as poll(2) says). */
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(bthread_fd_wait(fileno(f), EPOLLIN) == 0);
+        fclose(f);
+    }
+    return NULL;
+}
+
+Test(fd, timedwait_errors_and_readiness, .timeout = 20)
+{
+    timed_semantics(NULL); /* pthread: poll(2) */
+    bthread_t b;
+    cr_assert_eq(bthread_start_background(&b, NULL, timed_semantics, NULL), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    assert_no_failures();
+}
+
+typedef struct intr_arg {
+    int fd;
+    int rc, err;
+    _Atomic int entered;
+} intr_arg_t;
+
+static void *intr_waiter(void *p)
+{
+    intr_arg_t *a = p;
+    atomic_store_explicit(&a->entered, 1, memory_order_relaxed); /* a hint only */
+    const struct timespec dl = deadline_in_ms(10000);
+    a->rc = bthread_fd_timedwait(a->fd, EPOLLIN, &dl);
+    a->err = errno;
+    return NULL;
+}
+
+/* bthread_interrupt ends a bthread's fd wait with EINTR (and unregisters it). */
+Test(fd, interrupt_ends_wait, .timeout = 20)
+{
+    int fds[2];
+    make_pair(fds, 0);
+    intr_arg_t a = {.fd = fds[0]};
+    bthread_t b;
+    cr_assert_eq(bthread_start_background(&b, NULL, intr_waiter, &a), 0);
+    while (!atomic_load_explicit(&a.entered, memory_order_relaxed))
+        bthread_usleep(1000);
+    bthread_usleep(30000); /* let it reach the wait */
+    const int64_t t0 = now_ns();
+    cr_assert_eq(bthread_interrupt(b), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    cr_assert_eq(a.rc, -1);
+    cr_assert_eq(a.err, EINTR, "errno %d", a.err);
+    cr_assert_lt(now_ns() - t0, 5000000000LL); /* long before its deadline */
+    /* Re-waitable afterwards. */
+    a.entered = 0;
+    cr_assert_eq(write(fds[1], "q", 1), 1);
+    cr_assert_eq(bthread_start_background(&b, NULL, intr_waiter, &a), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    cr_assert_eq(a.rc, 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+typedef struct dup_shared {
+    int fd;
+    int rc[2], err[2];
+    _Atomic int returned;
+} dup_shared_t;
+typedef struct dup_arg {
+    dup_shared_t *s;
+    int i;
+} dup_arg_t;
+
+static void *dup_waiter(void *p)
+{
+    dup_arg_t *a = p;
+    const struct timespec dl = deadline_in_ms(10000);
+    a->s->rc[a->i] = bthread_fd_timedwait(a->s->fd, EPOLLIN, &dl);
+    a->s->err[a->i] = errno;
+    /* release: the main thread reads rc/err after seeing this. */
+    atomic_fetch_add_explicit(&a->s->returned, 1, memory_order_release);
+    return NULL;
+}
+
+/* The documented limit: one bthread waiter per fd at a time; the second gets EEXIST. */
+Test(fd, second_bthread_waiter_on_same_fd_gets_eexist, .timeout = 20)
+{
+    int fds[2];
+    make_pair(fds, 0);
+    dup_shared_t s = {.fd = fds[0]};
+    dup_arg_t args[2] = {{&s, 0}, {&s, 1}};
+    bthread_t b[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_start_background(&b[i], NULL, dup_waiter, &args[i]), 0);
+    /* The refused one returns at once; the other waits for the write. */
+    for (int i = 0; i < 5000 && atomic_load_explicit(&s.returned, memory_order_acquire) == 0;
+         i++)
+        bthread_usleep(1000);
+    cr_assert_eq(atomic_load_explicit(&s.returned, memory_order_acquire), 1);
+    cr_assert_eq(write(fds[1], "e", 1), 1);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_join(b[i], NULL), 0);
+    const int refused = s.rc[0] == -1 ? 0 : 1;
+    cr_assert_eq(s.rc[refused], -1);
+    cr_assert_eq(s.err[refused], EEXIST, "errno %d", s.err[refused]);
+    cr_assert_eq(s.rc[!refused], 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void *wait_readable(void *p)
+{
+    const int fd = *(int *)p;
+    const struct timespec dl = deadline_in_ms(10000);
+    CHECK(bthread_fd_timedwait(fd, EPOLLIN, &dl) == 0);
+    return NULL;
+}
+
+/* bthread_fd_shutdown_internal stops the dispatcher; the next wait starts a new one. */
+Test(fd, dispatcher_restarts_after_shutdown, .timeout = 20)
+{
+    for (int round = 0; round < 3; round++) {
+        int fds[2];
+        make_pair(fds, round % 2);
+        bthread_t b;
+        cr_assert_eq(bthread_start_background(&b, NULL, wait_readable, &fds[0]), 0);
+        bthread_usleep(10000);
+        cr_assert_eq(write(fds[1], "r", 1), 1);
+        cr_assert_eq(bthread_join(b, NULL), 0);
+        bthread_fd_shutdown_internal(); /* nobody waits now */
+        bthread_fd_shutdown_internal(); /* idempotent */
+        close(fds[0]);
+        close(fds[1]);
+    }
+    assert_no_failures();
+}

@@ -1,0 +1,512 @@
+/*
+ * test_sched.c -- the scheduler core on every variant: spawn/join at scale, nested
+ * spawns, brpc's join semantics, calls from foreign pthreads, errno isolation, every
+ * stack type, many bthreads alive at once, shutdown and restart, the guard page, exit,
+ * urgent starts, sleeps and interrupts, bthread-local storage, and the per-variant
+ * statistics that show each policy at work.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "bthread.h"
+#include "butex.h"
+
+static _Atomic long counter;
+
+static void *count_one(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
+    return NULL;
+}
+
+static void set_workers(int n) { cr_assert_eq(bthread_setconcurrency(n), 0); }
+
+/* ---- spawn and join ----------------------------------------------------------------- */
+static void *spawner(void *arg)
+{
+    long total = (long)(intptr_t)arg;
+    enum { BATCH = 1000 };
+    bthread_t ids[BATCH];
+    for (long done = 0; done < total; done += BATCH) {
+        for (int i = 0; i < BATCH; i++)
+            cr_assert_eq(bthread_start_background(&ids[i], NULL, count_one, NULL), 0);
+        for (int i = 0; i < BATCH; i++)
+            cr_assert_eq(bthread_join(ids[i], NULL), 0);
+    }
+    return NULL;
+}
+
+Test(sched, a_million_spawns_and_joins, .timeout = 120)
+{
+    set_workers(2);
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, spawner, (void *)(intptr_t)1000000), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(atomic_load(&counter), 1000000);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+typedef struct fib_arg { int n; long r; } fib_arg_t;
+
+static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+
+static void *fib(void *p)
+{
+    fib_arg_t *a = p;
+    if (a->n < 2) {
+        a->r = a->n;
+        return NULL;
+    }
+    fib_arg_t x = {a->n - 1, 0}, y = {a->n - 2, 0};
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, fib, &x), 0);
+    fib(&y);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    a->r = x.r + y.r;
+    return NULL;
+}
+
+Test(sched, nested_spawn_fib_is_right_on_1_and_2_workers, .timeout = 60)
+{
+    for (int w = 1; w <= 2; w++) {
+        set_workers(w);
+        fib_arg_t a = {22, 0};
+        bthread_t t;
+        cr_assert_eq(bthread_start_background(&t, NULL, fib, &a), 0);
+        cr_assert_eq(bthread_join(t, NULL), 0);
+        cr_assert_eq(a.r, fib_seq(22), "workers=%d fib(22)=%ld", w, a.r);
+        cr_assert_eq(bthread_getconcurrency(), w);
+        cr_assert_eq(bthread_shutdown(), 0);
+    }
+}
+
+/* ---- join semantics ----------------------------------------------------------------- */
+static void *join_self(void *arg)
+{
+    *(int *)arg = bthread_join(bthread_self(), NULL);
+    return NULL;
+}
+
+static void *report_self(void *arg)
+{
+    *(bthread_t *)arg = bthread_self();
+    return NULL;
+}
+
+Test(sched, join_semantics_follow_brpc, .timeout = 30)
+{
+    cr_assert_eq(bthread_join(0, NULL), EINVAL);
+    cr_assert_eq(bthread_self(), 0);
+    int rc = -1;
+    bthread_t t, seen = 0;
+    cr_assert_eq(bthread_start_background(&t, NULL, join_self, &rc), 0);
+    cr_assert_neq(t, 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(rc, EINVAL, "joining yourself must be EINVAL, got %d", rc);
+    cr_assert_eq(bthread_join(t, NULL), 0, "a stale id joins at once");
+    cr_assert_eq(bthread_start_background(&t, NULL, report_self, &seen), 0);
+    void *ret = (void *)1;
+    cr_assert_eq(bthread_join(t, &ret), 0);
+    cr_assert_eq(seen, t);
+    cr_assert_null(ret);
+    cr_assert(bthread_equal(t, seen));
+    /* an id whose slot was never handed out */
+    cr_assert_eq(bthread_join((1ull << 32) | 0x7ffffff0u, NULL), EINVAL);
+    cr_assert_eq(bthread_start_background(&t, NULL, NULL, NULL), EINVAL);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- foreign pthreads ---------------------------------------------------------------- */
+static void *foreign(void *arg)
+{
+    (void)arg;
+    bthread_t ids[100];
+    for (int round = 0; round < 100; round++) {
+        for (int i = 0; i < 100; i++)
+            cr_assert_eq(bthread_start_background(&ids[i], NULL, count_one, NULL), 0);
+        for (int i = 0; i < 100; i++)
+            cr_assert_eq(bthread_join(ids[i], NULL), 0);
+    }
+    cr_assert_eq(bthread_self(), 0);
+    cr_assert_eq(bthread_yield(), 0); /* yields the pthread */
+    return NULL;
+}
+
+Test(sched, calls_from_foreign_pthreads, .timeout = 60)
+{
+    set_workers(2);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, foreign, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    cr_assert_eq(atomic_load(&counter), 40000);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- errno and yields ---------------------------------------------------------------- */
+static void *errno_keeper(void *arg)
+{
+    int mine = (int)(intptr_t)arg;
+    for (int i = 0; i < 20000; i++) {
+        errno = mine;
+        bthread_yield();
+        if (errno != mine)
+            return (void *)1;
+        atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+Test(sched, each_bthread_keeps_its_errno_across_yields, .timeout = 60)
+{
+    set_workers(2);
+    bthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        bthread_start_background(&t[i], NULL, errno_keeper, (void *)(intptr_t)(100 + i));
+    for (int i = 0; i < 8; i++)
+        bthread_join(t[i], NULL);
+    cr_assert_eq(atomic_load(&counter), 8 * 20000, "an errno leaked between bthreads");
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- stack types ---------------------------------------------------------------------- */
+static void *use_stack(void *arg)
+{
+    size_t bytes = (size_t)(uintptr_t)arg;
+    volatile char buf[bytes];
+    memset((char *)buf, 7, bytes);
+    long s = 0;
+    for (size_t i = 0; i < bytes; i += 512)
+        s += buf[i];
+    atomic_fetch_add(&counter, s > 0);
+    return NULL;
+}
+
+Test(sched, every_stack_type_runs, .timeout = 30)
+{
+    set_workers(2);
+    const bthread_attr_t *attrs[] = {&BTHREAD_ATTR_PTHREAD, &BTHREAD_ATTR_SMALL,
+                                     &BTHREAD_ATTR_NORMAL, &BTHREAD_ATTR_LARGE};
+    size_t use[] = {16 << 10, 16 << 10, 512 << 10, 4 << 20};
+    for (int i = 0; i < 4; i++) {
+        bthread_t t;
+        cr_assert_eq(bthread_start_background(&t, attrs[i], use_stack, (void *)(uintptr_t)use[i]), 0);
+        bthread_attr_t got;
+        if (bthread_getattr(t, &got) == 0)
+            cr_assert_eq(got.stack_type, attrs[i]->stack_type);
+        cr_assert_eq(bthread_join(t, NULL), 0);
+    }
+    bthread_attr_t a;
+    cr_assert_eq(bthread_attr_init(&a), 0);
+    cr_assert_eq(a.stack_type, BTHREAD_STACKTYPE_NORMAL);
+    cr_assert_eq(bthread_attr_destroy(&a), 0);
+    cr_assert_eq(atomic_load(&counter), 4);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+static void *overflow(void *arg)
+{
+    volatile char big[64 << 10]; /* twice a small stack */
+    big[0] = 1;
+    big[sizeof big - 1] = (char)(intptr_t)arg;
+    return (void *)(intptr_t)big[100];
+}
+
+Test(sched, overflowing_a_stack_hits_the_guard_page, .signal = SIGSEGV, .timeout = 30)
+{
+    bthread_t t;
+    bthread_start_background(&t, &BTHREAD_ATTR_SMALL, overflow, NULL);
+    bthread_join(t, NULL);
+}
+
+/* ---- many alive at once ---------------------------------------------------------------- */
+static void *block_on(void *arg)
+{
+    _Atomic int *gate = arg;
+    atomic_fetch_add(&counter, 1);
+    while (atomic_load(gate) == 0)
+        butex_wait(gate, 0, NULL);
+    return NULL;
+}
+
+Test(sched, a_hundred_thousand_bthreads_alive_at_once, .timeout = 120)
+{
+    set_workers(2);
+    enum { N = 100000 };
+    static bthread_t ids[N];
+    _Atomic int *gate = butex_create();
+    cr_assert_not_null(gate);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(bthread_start_background(&ids[i], &BTHREAD_ATTR_SMALL, block_on, gate), 0);
+    while (atomic_load(&counter) < N)
+        usleep(1000);
+    atomic_store(gate, 1);
+    butex_wake_all(gate);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(bthread_join(ids[i], NULL), 0);
+    butex_destroy(gate);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- shutdown and restart --------------------------------------------------------------- */
+Test(sched, shutdown_and_restart_with_another_worker_count, .timeout = 60)
+{
+    for (int w = 1; w <= 3; w++) {
+        set_workers(w);
+        bthread_t t;
+        fib_arg_t a = {15, 0};
+        bthread_start_background(&t, NULL, fib, &a);
+        bthread_join(t, NULL);
+        cr_assert_eq(a.r, 610);
+        cr_assert_eq(bthread_getconcurrency(), w);
+        cr_assert_eq(bthread_setconcurrency(w + 5), EPERM);
+        bthread_worker_stats_t st[8];
+        cr_assert_eq(bthread_get_stats(st, 8), w);
+        cr_assert_eq(bthread_shutdown(), 0);
+        cr_assert_eq(bthread_get_stats(st, 8), 0);
+    }
+    cr_assert_eq(bthread_setconcurrency(0), EINVAL);
+}
+
+static void *block_forever(void *arg)
+{
+    butex_wait(arg, 0, NULL);
+    return NULL;
+}
+
+Test(sched, shutdown_refuses_while_bthreads_live, .timeout = 30)
+{
+    void *b = butex_create();
+    bthread_t t;
+    bthread_start_background(&t, NULL, block_forever, b);
+    usleep(20000);
+    cr_assert_eq(bthread_shutdown(), EBUSY);
+    atomic_store((_Atomic int *)b, 1);
+    butex_wake(b);
+    bthread_join(t, NULL);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- exit, urgent ------------------------------------------------------------------------ */
+static void deep_exit(int depth);
+static void (*volatile deep_exit_ptr)(int) = deep_exit; /* real frames, no tail call */
+
+static void deep_exit(int depth)
+{
+    if (depth <= 0)
+        bthread_exit(NULL);
+    deep_exit_ptr(depth - 1);
+    atomic_fetch_add(&counter, 1000); /* never reached */
+}
+
+static void *exiter(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&counter, 1);
+    deep_exit(10);
+    return NULL;
+}
+
+static void *spawn_and_join_exiter(void *arg)
+{
+    (void)arg;
+    bthread_t t; /* joined at once: may run inline on this stack */
+    bthread_start_background(&t, NULL, exiter, NULL);
+    bthread_join(t, NULL);
+    atomic_fetch_add(&counter, 1);
+    return NULL;
+}
+
+Test(sched, bthread_exit_from_nested_calls, .timeout = 30)
+{
+    set_workers(2);
+    bthread_t t[3];
+    bthread_start_background(&t[0], NULL, exiter, NULL);
+    bthread_start_background(&t[1], &BTHREAD_ATTR_PTHREAD, exiter, NULL);
+    bthread_start_background(&t[2], NULL, spawn_and_join_exiter, NULL);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(bthread_join(t[i], NULL), 0);
+    cr_assert_eq(atomic_load(&counter), 4);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+static void *mark(void *arg)
+{
+    atomic_store((_Atomic int *)arg, 1);
+    return NULL;
+}
+
+static void *urgent_parent(void *arg)
+{
+    (void)arg;
+    _Atomic int ran = 0;
+    bthread_t t;
+    bthread_start_urgent(&t, NULL, mark, &ran);
+    int seen = atomic_load(&ran); /* urgent: the child ran before we came back */
+    bthread_join(t, NULL);
+    return (void *)(intptr_t)seen;
+}
+
+static void *urgent_check(void *arg)
+{
+    *(intptr_t *)arg = (intptr_t)urgent_parent(NULL);
+    return NULL;
+}
+
+Test(sched, start_urgent_runs_the_child_first, .timeout = 30)
+{
+    set_workers(1);
+    intptr_t seen = 0;
+    bthread_t t;
+    bthread_start_background(&t, NULL, urgent_check, &seen);
+    bthread_join(t, NULL);
+    cr_assert_eq(seen, 1);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- sleep and interrupt ------------------------------------------------------------------ */
+static void *long_sleep(void *arg)
+{
+    int rc = bthread_usleep(10 * 1000 * 1000);
+    *(int *)arg = rc == -1 ? errno : 0;
+    return NULL;
+}
+
+Test(sched, interrupt_ends_a_sleep_with_eintr, .timeout = 30)
+{
+    set_workers(2);
+    int rc = -1;
+    bthread_t t;
+    bthread_start_background(&t, NULL, long_sleep, &rc);
+    usleep(50000);
+    cr_assert_eq(bthread_stopped(t), 0);
+    cr_assert_eq(bthread_stop(t), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(rc, EINTR);
+    cr_assert_eq(bthread_stopped(t), 1);
+    cr_assert_eq(bthread_interrupt(t), ESRCH);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+static void *short_sleep(void *arg)
+{
+    (void)arg;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    cr_assert_eq(bthread_usleep(20000), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    long us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+    cr_assert_geq(us, 20000, "slept %ld us", us);
+    atomic_fetch_add(&counter, 1);
+    return NULL;
+}
+
+Test(sched, thousands_of_sleeps_end_and_none_too_early, .timeout = 60)
+{
+    set_workers(2);
+    enum { N = 2000 };
+    static bthread_t t[N];
+    for (int i = 0; i < N; i++)
+        bthread_start_background(&t[i], NULL, short_sleep, NULL);
+    for (int i = 0; i < N; i++)
+        bthread_join(t[i], NULL);
+    cr_assert_eq(atomic_load(&counter), N);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- bthread-local storage ------------------------------------------------------------------ */
+static bthread_key_t key;
+static _Atomic int destroyed;
+static void dtor(void *p)
+{
+    atomic_fetch_add(&destroyed, 1);
+    cr_assert_eq((intptr_t)p % 1000, 7);
+}
+
+static void *use_key(void *arg)
+{
+    intptr_t mine = (intptr_t)arg * 1000 + 7;
+    cr_assert_null(bthread_getspecific(key));
+    cr_assert_eq(bthread_setspecific(key, (void *)mine), 0);
+    for (int i = 0; i < 50; i++) {
+        bthread_yield();
+        cr_assert_eq(bthread_getspecific(key), (void *)mine);
+    }
+    return NULL;
+}
+
+Test(sched, key_destructors_run_exactly_once_per_bthread, .timeout = 30)
+{
+    set_workers(2);
+    cr_assert_eq(bthread_key_create(&key, dtor), 0);
+    bthread_t t[100];
+    for (int i = 0; i < 100; i++)
+        bthread_start_background(&t[i], NULL, use_key, (void *)(intptr_t)(i + 1));
+    for (int i = 0; i < 100; i++)
+        bthread_join(t[i], NULL);
+    cr_assert_eq(atomic_load(&destroyed), 100);
+    cr_assert_eq(bthread_key_delete(key), 0);
+    cr_assert_eq(bthread_key_delete(key), EINVAL);
+    cr_assert_eq(bthread_setspecific(key, (void *)1), EINVAL);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- statistics show the policy ------------------------------------------------------------ */
+static void *busy_child(void *arg)
+{
+    (void)arg;
+    volatile long x = 0;
+    for (long i = 0; i < 200000; i++)
+        x += i;
+    atomic_fetch_add(&counter, 1);
+    return NULL;
+}
+
+static void *fan_out(void *arg)
+{
+    (void)arg;
+    bthread_t t[256];
+    for (int i = 0; i < 256; i++)
+        bthread_start_background(&t[i], NULL, busy_child, NULL);
+    for (int i = 0; i < 256; i++)
+        bthread_join(t[i], NULL);
+    return NULL;
+}
+
+Test(sched, statistics_show_the_variant_policy, .timeout = 60)
+{
+    set_workers(2);
+    const char *v = bthread_variant_name();
+    cr_assert_not_null(v);
+    for (int round = 0; round < 5; round++) {
+        bthread_t t;
+        bthread_start_background(&t, NULL, fan_out, NULL);
+        bthread_join(t, NULL);
+        usleep(2000);
+    }
+    bthread_worker_stats_t st[2];
+    cr_assert_eq(bthread_get_stats(st, 2), 2);
+    uint64_t steals = st[0].steals + st[1].steals, stolen = st[0].stolen_tasks + st[1].stolen_tasks;
+    uint64_t parks = st[0].parks + st[1].parks, run = st[0].tasks_run + st[1].tasks_run;
+    cr_assert_eq(run, 5 * 257, "tasks_run %lu", (unsigned long)run);
+    if (!strcmp(v, "static") || !strcmp(v, "threadpool"))
+        cr_assert_eq(steals, 0, "%s must never steal", v);
+    else
+        cr_assert_gt(steals, 0, "%s should steal from a fan-out", v);
+    if (!strcmp(v, "spin"))
+        cr_assert_eq(parks, 0, "spin must never park");
+    if (!strcmp(v, "half"))
+        cr_assert_gt(stolen, steals, "half moves several tasks per steal");
+    if (!strcmp(v, "chaselev") || !strcmp(v, "fair"))
+        cr_assert_eq(stolen, steals, "one task per steal");
+    cr_assert_gt(st[0].cpu_ns + st[1].cpu_ns, 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+}

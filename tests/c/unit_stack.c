@@ -1,0 +1,123 @@
+/*
+ * unit_stack.c -- the guarded-stack allocator (common/stack.h): the guard page faults,
+ * stacks are reused from the pools, and every failure path (mmap, mprotect, the map
+ * budget, slabs) is taken by fault injection, never by exhausting the real machine.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "stack.h"
+
+Test(stack, sizes_are_page_aligned_with_defaults, .timeout = 10)
+{
+    cr_assert_eq(stack_class_size(STACK_SMALL), 32u << 10);
+    cr_assert_eq(stack_class_size(STACK_NORMAL), 1u << 20);
+    cr_assert_eq(stack_class_size(STACK_LARGE), 8u << 20);
+    cr_assert_eq(stack_guard_size(), 4096u);
+    sb_stack_t *s = stack_get(STACK_SMALL);
+    cr_assert_not_null(s);
+    cr_assert(s->guarded);
+    cr_assert_eq((uintptr_t)s->limit % 4096, 0);
+    cr_assert_eq((uintptr_t)s->top % 16, 0);
+    memset(s->limit, 0xab, s->size); /* the whole usable range is writable */
+    stack_put(s);
+}
+
+Test(stack, overriding_sizes_by_environment, .timeout = 10)
+{
+    setenv("SCHEDBENCH_STACK_SMALL", "65536", 1);
+    setenv("SCHEDBENCH_STACK_GUARD", "0", 1);
+    cr_assert_eq(stack_class_size(STACK_SMALL), 65536u);
+    cr_assert_eq(stack_guard_size(), 0u);
+    sb_stack_t *s = stack_get(STACK_SMALL);
+    cr_assert_not(s->guarded);
+    stack_put(s);
+}
+
+Test(stack, touching_the_guard_page_faults, .signal = SIGSEGV, .timeout = 10)
+{
+    sb_stack_t *s = stack_get(STACK_SMALL);
+    volatile char *below = (char *)s->limit - 1;
+    *below = 1; /* must fault */
+}
+
+Test(stack, freed_stack_is_reused_without_a_new_map, .timeout = 10)
+{
+    sb_stack_t *a = stack_get(STACK_NORMAL);
+    stack_counters_t c0, c1;
+    stack_get_counters(&c0);
+    stack_put(a);
+    sb_stack_t *b = stack_get(STACK_NORMAL);
+    stack_get_counters(&c1);
+    cr_assert_eq(a, b);
+    cr_assert_eq(c1.mapped, c0.mapped);
+    cr_assert_eq(c1.pool_hits, c0.pool_hits + 1);
+    stack_put(b);
+}
+
+Test(stack, mmap_failure_falls_back_to_an_unguarded_slab_stack, .timeout = 10)
+{
+    stack_test_inject(1, 0, false);
+    sb_stack_t *s = stack_get(STACK_SMALL);
+    cr_assert_not_null(s);
+    cr_assert_not(s->guarded);
+    cr_assert_null(s->map);
+    stack_counters_t c;
+    stack_get_counters(&c);
+    cr_assert_eq(c.slab_stacks, 1);
+    memset(s->limit, 1, s->size);
+    stack_put(s);
+}
+
+Test(stack, mprotect_failure_falls_back_and_unmaps, .timeout = 10)
+{
+    stack_test_inject(0, 1, false);
+    sb_stack_t *s = stack_get(STACK_SMALL);
+    cr_assert_not_null(s);
+    cr_assert_not(s->guarded);
+    stack_counters_t c;
+    stack_get_counters(&c);
+    cr_assert_eq(c.mapped, 0);
+}
+
+Test(stack, map_budget_switches_to_slabs_and_logs_once, .timeout = 20)
+{
+    stack_test_set_budget(4);
+    sb_stack_t *s[100];
+    for (int i = 0; i < 100; i++) {
+        s[i] = stack_get(STACK_SMALL);
+        cr_assert_not_null(s[i]);
+        cr_assert_eq(s[i]->guarded, i < 4);
+    }
+    stack_counters_t c;
+    stack_get_counters(&c);
+    cr_assert_eq(c.mapped, 4);
+    cr_assert_eq(c.slab_stacks, 96);
+    cr_assert_eq(c.slabs, 1); /* 64 MiB / 32 KiB = 2048 stacks per slab */
+}
+
+Test(stack, no_memory_at_all_returns_enomem, .timeout = 10)
+{
+    stack_test_inject(1, 0, true);
+    errno = 0;
+    sb_stack_t *s = stack_get(STACK_LARGE);
+    cr_assert_null(s);
+    cr_assert_eq(errno, ENOMEM);
+    stack_counters_t c;
+    stack_get_counters(&c);
+    cr_assert_eq(c.failures, 1);
+}
+
+Test(stack, shutdown_returns_everything, .timeout = 10)
+{
+    sb_stack_t *a = stack_get(STACK_SMALL), *b = stack_get(STACK_LARGE);
+    stack_put(a);
+    stack_put(b);
+    stack_shutdown();
+    stack_counters_t c;
+    stack_get_counters(&c);
+    cr_assert_eq(c.mapped, c.unmapped);
+}

@@ -1,0 +1,77 @@
+"""Shared helpers for run.py's tests: the module itself, the fixtures, a fake build tree
+whose bench binaries are tests/py/fixtures/fake_bench.py, and a CLI runner."""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(HERE, "fixtures")
+RUN_PY = os.path.join(ROOT, "run.py")
+sys.path.insert(0, ROOT)
+
+import run as runpy_module  # noqa: E402  (run.py is a script, imported as a module)
+
+
+@pytest.fixture
+def run():
+    return runpy_module
+
+
+FAKE_MAKEFILE = """\
+list-variants:
+\t@printf '%s\\n' chaselev static threadpool
+list-workloads:
+\t@printf '%s\\n' fib granularity imbalance
+"""
+FAKE_REFERENCES = """\
+list-references:
+\t@echo tbb
+"""
+
+
+def make_fake_root(path, references=True):
+    """A source tree with a Makefile answering the list targets and fake bench binaries
+    under build/<variant>/bench and build/ref/tbb/bench."""
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "Makefile"), "w") as f:
+        f.write(FAKE_MAKEFILE + (FAKE_REFERENCES if references else ""))
+    binaries = ["chaselev", "static", "threadpool"] + (["ref/tbb"] if references else [])
+    for sub in binaries:
+        dest = os.path.join(path, "build", sub, "bench")
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copy(os.path.join(FIXTURES, "fake_bench.py"), dest)
+        os.chmod(dest, os.stat(dest).st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+@pytest.fixture
+def fake_root(tmp_path):
+    return make_fake_root(tmp_path / "tree")
+
+
+@pytest.fixture
+def small_run(tmp_path):
+    """A copy of fixtures/run_small as results/run_small of a tree with no build."""
+    root = tmp_path / "tree"
+    dest = root / "results" / "run_small"
+    shutil.copytree(os.path.join(FIXTURES, "run_small"), dest)
+    return str(root), str(dest)
+
+
+def cli(*args, env=None, cwd=None, timeout=120):
+    """Run ./run.py with args; returns the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.pop("MAKEFLAGS", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, RUN_PY] + [str(a) for a in args],
+                          capture_output=True, text=True, env=full_env, cwd=cwd,
+                          timeout=timeout)
+
+
+def has_gnuplot():
+    return shutil.which("gnuplot") is not None

@@ -1,0 +1,220 @@
+"""The sweep against a fake build tree: planning from the bench's own listing, raw files,
+merge, meta, the seeded shuffle, resume after a kill, failures, atomic writes."""
+import glob
+import io
+import json
+import os
+import signal
+
+import pytest
+
+from conftest import cli
+
+ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2   # variants x workloads x workers + tbb x (fib, imbalance) x workers
+
+
+def sweep(root, *extra, env=None):
+    return cli("run", "--root", root, "--workers", "1,2", "--no-plot", "--quiet", *extra, env=env)
+
+
+def only_run(root):
+    (run_dir,) = glob.glob(os.path.join(root, "results", "*"))
+    return run_dir
+
+
+def invocations(log):
+    with open(log) as f:
+        return [json.loads(line) for line in f]
+
+
+def test_sweep_writes_raw_csv_meta_and_plan(fake_root, run):
+    p = sweep(fake_root, "--seed", "3")
+    assert p.returncode == 0, p.stderr
+    run_dir = only_run(fake_root)
+    plan = json.load(open(os.path.join(run_dir, "plan.json")))
+    assert len(plan["points"]) == ALL_POINTS
+    assert (plan["seed"], plan["repetitions"], plan["min_time"]) == (3, 5, 0.05)
+    for point in plan["points"]:
+        assert os.path.exists(os.path.join(run_dir, point["raw"])), point["id"]
+        assert os.path.exists(os.path.join(run_dir, point["log"]))
+    refs = [p for p in plan["points"] if p["reference"]]
+    assert {p["workload"] for p in refs} == {"fib", "imbalance"}
+    assert all(p["binary"] == os.path.join("build", "ref", "tbb", "bench") for p in refs)
+    status = json.load(open(os.path.join(run_dir, "status.json")))
+    assert all(s["ok"] for s in status.values()) and len(status) == ALL_POINTS
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    for key in ("cpu_model", "cpus_usable", "kernel", "git", "command", "started", "finished",
+                "bench_context"):
+        assert key in meta, key
+    assert meta["references"] == ["tbb"]
+    assert meta["bench_context"]["chaselev"]["cpu_model"] == "Fake CPU @ 2.40GHz"
+    assert "--seed 3" in meta["command"]
+    data = run.load_run(run_dir)
+    assert not data.skipped
+    assert {r.variant for r in data.results if r.reference} == {"tbb"}
+    assert all(len(r.valid) == 5 for r in data.results)
+    with open(os.path.join(run_dir, "results.csv")) as f:
+        assert f.read() == run.results_csv(data.results)
+    assert os.path.exists(os.path.join(run_dir, "samples.csv"))
+
+
+def test_bench_invocation_and_filter_come_from_the_listing(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    p = sweep(fake_root, "--variants", "chaselev", "--workers", "2", "--filter", "n:20",
+              "--repetitions", "3", "--min-time", "0.01", env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    # only fib has an n:20 benchmark: one point, its filter names the instance exactly
+    assert invocations(log) == [{"variant": "chaselev", "workers": 2,
+                                 "filter": "^(fib/n:20/real_time)$"}]
+    run_dir = only_run(fake_root)
+    (log_file,) = glob.glob(os.path.join(run_dir, "logs", "chaselev", "workers-2", "*.log"))
+    command = open(log_file).readline()
+    for flag in ("--workers 2", "--benchmark_repetitions=3", "--benchmark_min_time=0.01",
+                 "--benchmark_out_format=json", "--benchmark_out="):
+        assert flag in command
+
+
+def test_whole_workload_filter_and_full_sets(fake_root):
+    p = sweep(fake_root, "--variants", "static", "--workloads", "fib", "--workers", "1",
+              "--full", "--min-time", "0.01")
+    assert p.returncode == 0, p.stderr
+    plan = json.load(open(os.path.join(only_run(fake_root), "plan.json")))
+    (point,) = plan["points"]
+    assert point["filter"] == "^fib(/.*)?$"
+    assert "fib/n:30/real_time" in point["benchmarks"]        # the full sweep's extra set
+    assert plan["repetitions"] == 10 and plan["full"] is True
+
+
+def test_point_order_is_shuffled_by_the_recorded_seed(fake_root, run):
+    build = run.Build(fake_root)
+    targets = run.select_targets(build, None, no_build=True)
+    listed = [p["id"] for p in run.plan_points(build, targets, None, [1, 2], None, False)]
+
+    def order(seed):
+        ids = list(listed)
+        run.random.Random(seed).shuffle(ids)
+        return ids
+
+    assert order(11) == order(11)
+    assert order(11) != listed and sorted(order(11)) == sorted(listed)
+    # the sweep records the seed and runs the points in that seed's order
+    p = sweep(fake_root, "--seed", "11", "--workloads", "granularity", "--workers", "2")
+    assert p.returncode == 0, p.stderr
+    plan = json.load(open(os.path.join(only_run(fake_root), "plan.json")))
+    ids = [i for i in listed if i.endswith("/workers-2/granularity")]
+    run.random.Random(11).shuffle(ids)
+    assert plan["seed"] == 11
+    assert [pt["id"] for pt in plan["points"]] == ids
+
+
+def test_resume_after_kill_reruns_nothing_finished(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    p = sweep(fake_root, "--variants", "chaselev,static",
+              env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_KILL_PARENT_AT": "5"})
+    assert p.returncode == -signal.SIGKILL
+    run_dir = only_run(fake_root)
+    first = invocations(log)
+    assert len(first) == 5
+    raw_done = sorted(glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True))
+    assert len(raw_done) == 4              # the 5th point died with the sweep
+    p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet",
+            env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    assert "4 of 12 points already done" in p.stderr
+    second = invocations(log)[5:]
+    key = lambda inv: (inv["variant"], inv["workers"], inv["filter"])
+    assert len(second) == 12 - 4
+    assert not {key(i) for i in first[:4]} & {key(i) for i in second}   # nothing rerun
+    assert key(first[4]) in {key(i) for i in second}                    # the killed one is
+    plan = json.load(open(os.path.join(run_dir, "plan.json")))
+    for point in plan["points"]:
+        assert os.path.exists(os.path.join(run_dir, point["raw"]))
+    leftovers = [f for f in glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True)]
+    assert leftovers == []
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    assert len(meta["resumed"]) == 1 and "finished" in meta
+
+
+def test_resume_of_a_finished_run_runs_nothing(fake_root, tmp_path):
+    assert sweep(fake_root, "--variants", "chaselev", "--workloads", "fib").returncode == 0
+    log = str(tmp_path / "bench.log")
+    p = cli("run", "--root", fake_root, "--resume", os.path.basename(only_run(fake_root)),
+            "--no-plot", "--quiet", "--variants", "static", env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(log)
+    assert "ignored with --resume" in p.stderr and "--variants" in p.stderr
+
+
+def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
+    p = sweep(fake_root, "--variants", "static,chaselev", "--workloads", "fib,granularity",
+              env={"FAKE_BENCH_CRASH": "^static/2$"})
+    assert p.returncode == 1
+    assert "failed: static/workers-2/fib: exit status 3: Segmentation fault (pretend)" in p.stderr
+    assert "Traceback" not in p.stderr
+    run_dir = only_run(fake_root)
+    assert not os.path.exists(os.path.join(run_dir, "raw", "static", "workers-2", "fib.json"))
+    log_text = open(os.path.join(run_dir, "logs", "static", "workers-2", "fib.log")).read()
+    assert "Segmentation fault" in log_text
+    log = str(tmp_path / "bench.log")
+    p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet",
+            env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    assert sorted((i["variant"], i["workers"]) for i in invocations(log)) == \
+        [("static", 2), ("static", 2)]
+
+
+def test_wrong_answers_exit_1_and_are_named(fake_root):
+    p = sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance",
+              env={"FAKE_BENCH_ERROR": "imbalance:2"})
+    assert p.returncode == 1
+    assert "WRONG ANSWER" in p.stderr and "wrong answer: got 41" in p.stderr
+    assert "2 benchmark(s) with errors" in p.stderr
+
+
+def test_atomic_write_replaces_whole_files(run, tmp_path):
+    path = tmp_path / "f.json"
+    run.atomic_write_json(str(path), {"a": 1})
+    assert json.loads(path.read_text()) == {"a": 1}
+    run.atomic_write_text(str(path), "new\n")
+    assert path.read_text() == "new\n"
+    assert os.listdir(tmp_path) == ["f.json"]
+
+
+def test_atomic_write_failure_keeps_the_old_file(run, tmp_path, monkeypatch):
+    path = tmp_path / "f.txt"
+    path.write_text("old\n")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run.os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        run.atomic_write_text(str(path), "new\n")
+    assert path.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["f.txt"]          # no temporary left behind
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_on_a_terminal_and_off(run):
+    points = [dict(variant="chaselev", workers=w, workload="fib") for w in (1, 2, 3)]
+    ok = dict(ok=True, errors=0, message="", seconds=2.0)
+    tty = FakeTTY()
+    progress = run.Progress(total=4, done=1, durations=[1.0], stream=tty)
+    progress.start(points[0])
+    assert "[2/4] chaselev workers=1 fib" in tty.getvalue()
+    assert "ETA 0:03" in tty.getvalue()                 # 1 s per point, 3 left
+    progress.finish(points[0], ok)
+    progress.start(points[1])
+    assert "[3/4]" in tty.getvalue() and "ETA 0:03" in tty.getvalue()   # mean 1.5 s x 2
+    progress.finish(points[1], dict(ok=False, errors=0, message="exit status 3", seconds=1.0))
+    assert "FAILED (1.0 s): exit status 3\n" in tty.getvalue()
+    plain = io.StringIO()
+    progress = run.Progress(total=1, done=0, durations=[], stream=plain)
+    progress.start(points[2])
+    progress.finish(points[2], ok)
+    progress.close()
+    assert plain.getvalue() == "[1/1] chaselev workers=3 fib: ok (2.0 s)\n"
