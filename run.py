@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 PROG = "run.py"
@@ -822,7 +823,8 @@ def group_by_workload(names):
 
 def plan_points(build, targets, workloads, workers, name_filter, full):
     """The sweep's points: one per (binary, workload, workers), each one bench invocation
-    whose filter comes from the binary's own listing.  Unknown workloads raise."""
+    whose filter comes from the binary's own listing.  Unknown workloads raise; no
+    workloads means those of `make list-workloads`."""
     listings = {}
     for t in list(targets):
         try:
@@ -832,9 +834,13 @@ def plan_points(build, targets, workloads, workers, name_filter, full):
                 raise
             warn(f"reference '{t.name}' skipped: {e}")
             targets.remove(t)
+    # The default is the build's workloads; other benchmark families a binary lists
+    # (the harness's switch/stack micro-benchmarks) run when named.
     known = set(build.workloads) | {workload_of(n) for ns in listings.values() for n in ns}
     if workloads:
         check_unknown(workloads, known, "workload")
+    else:
+        workloads = build.workloads
     try:
         regex = re.compile(name_filter) if name_filter else None
     except re.error as e:
@@ -907,11 +913,11 @@ def run_point(root, run_dir, plan, point):
             logf.write("$ " + shlex.join(cmd) + "\n")
             logf.flush()
             try:
-                status["rc"] = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                              env=env, cwd=root,
-                                              timeout=plan.get("timeout")).returncode
-            except subprocess.TimeoutExpired:
-                status["message"] = f"timed out after {plan.get('timeout')} s"
+                status["rc"], timed_out = run_with_timeout(cmd, logf, env, root,
+                                                           plan.get("timeout"))
+                if timed_out:
+                    status["rc"] = None
+                    status["message"] = f"timed out after {plan.get('timeout')} s"
             except OSError as e:
                 status["message"] = f"cannot run {point['binary']}: {e.strerror}"
         os.replace(log_tmp, log)
@@ -927,6 +933,31 @@ def run_point(root, run_dir, plan, point):
     status["seconds"] = round(time.monotonic() - started, 3)
     status["finished"] = now_iso()
     return status
+
+
+def run_with_timeout(cmd, out, env, cwd, timeout):
+    """Run cmd with stdout and stderr to the file out; kill it after timeout seconds.
+    Returns (returncode, timed_out).  (A timer thread instead of Popen.wait(timeout),
+    which polls with sleeps.)"""
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    fired = threading.Event()
+
+    def kill():
+        fired.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill) if timeout else None
+    if timer:
+        timer.start()
+    try:
+        return proc.wait(), fired.is_set()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        if timer:
+            timer.cancel()
 
 
 def finish_point(tmp, raw, status):
@@ -1196,7 +1227,13 @@ def histogram_commands(index, groups, colors):
 HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
                    "set style fill solid 0.8 border -1", "set boxwidth 0.9",
                    "set xtics rotate by 90 right", "set yrange [0:*]",
-                   "set offsets 0, 0, graph 0.1, 0", "set grid ytics", "set key outside top"]
+                   "set offsets 0, 0, graph 0.1, 0", "set grid ytics",
+                   "set key outside top center horizontal"]
+
+
+def histogram_height(labels, plot_height=420):
+    """Figure height leaving room for the vertical category labels below the bars."""
+    return plot_height + 8 * max((len(display_name(label)) for label in labels), default=0)
 
 
 def horizontal_line(y):
@@ -1298,7 +1335,7 @@ class PlotBuilder:
                                   title=f"speedup over {base}, {workers_label(w)}", body=body,
                                   data=histogram_block(cats, groups, values),
                                   width=min(4000, max(900, 120 + len(cats) * (14 * len(groups) + 24))),
-                                  height=640))
+                                  height=histogram_height(cats)))
         return plots
 
     def imbalance_plots(self):
@@ -1377,6 +1414,7 @@ class PlotBuilder:
             plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
                               title=f"{label}: METG per variant", body=body,
                               data=histogram_block(cats, groups, values),
+                              height=histogram_height(cats),
                               benchmark=bench, workload=workload_of(bench)))
         return plots
 
@@ -1408,6 +1446,7 @@ class PlotBuilder:
             plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",
                               title=f"{label}: steals, parks, CPU per wall", body=body,
                               data="\n\n".join(blocks), width=max(900, 480 * len(panels)),
+                              height=histogram_height(self.variants, 460),
                               benchmark=bench, workload=workload_of(bench)))
         return plots
 

@@ -96,7 +96,9 @@ typedef struct wl_bench {
     long args[WL_MAX_ARGS];
     bool have_expected;
     uint64_t expected; /* sequential(args), computed on the first call */
+    struct wl_bench *next; /* every registered set, freed after the run */
 } wl_bench_t;
+static wl_bench_t *all_sets;
 
 /* The workload's own counters, summed by name over the iterations. */
 #define SUM_MAX (WL_MAX_COUNTERS * 4)
@@ -173,6 +175,8 @@ static void register_set(workload_t *w, const long *args)
         exit(2);
     }
     b->w = w;
+    b->next = all_sets;
+    all_sets = b;
     int nargs = workload_nargs(w);
     memcpy(b->args, args, sizeof b->args);
 
@@ -256,19 +260,23 @@ static void context_topology(void)
 
 static void add_context(int workers, sizes_t sizes)
 {
-    char buf[64];
+    char buf[256];
     gb_add_context("variant", bthread_variant_name());
     snprintf(buf, sizeof buf, "%d", workers > 0 ? workers : bthread_getconcurrency());
     gb_add_context("workers", buf);
     context_cpu_model();
     context_topology();
 #if defined(__clang__)
-    gb_add_context("compiler", "clang " __clang_version__);
+    snprintf(buf, sizeof buf, "clang %s", __clang_version__);
 #elif defined(__GNUC__)
-    gb_add_context("compiler", "gcc " __VERSION__);
+    snprintf(buf, sizeof buf, "gcc %s", __VERSION__);
 #else
-    gb_add_context("compiler", __VERSION__);
+    snprintf(buf, sizeof buf, "%s", __VERSION__);
 #endif
+    buf[strcspn(buf, "\n")] = 0;
+    for (size_t n = strlen(buf); n > 0 && buf[n - 1] == ' ';) /* clang's ends in a blank */
+        buf[--n] = 0;
+    gb_add_context("compiler", buf);
     gb_add_context("cflags", SCHEDBENCH_CFLAGS);
     gb_add_context("git_rev", SCHEDBENCH_GIT_REV);
     gb_add_context("sizes", sizes_name[sizes]);
@@ -306,6 +314,12 @@ int main(int argc, char **argv)
             sizes = SIZES_SMOKE;
             continue;
         } else {
+            if (strcmp(a, "--help") == 0) /* then Google Benchmark's own help */
+                printf("bench [--workers N] [--full | --smoke] [flags below]\n"
+                       "  --workers N  worker count (default: the library's)\n"
+                       "  --full       also the workloads' full argument sets "
+                       "(or SCHEDBENCH_FULL=1)\n"
+                       "  --smoke      only the workloads' small test sets\n\n");
             argv[out++] = argv[i];
             continue;
         }
@@ -327,5 +341,11 @@ int main(int argc, char **argv)
     }
     register_workloads(sizes);
     add_context(workers, sizes);
-    return gb_main(&argc, argv);
+    int rc = gb_main(&argc, argv);
+    while (all_sets) {
+        wl_bench_t *next = all_sets->next;
+        free(all_sets);
+        all_sets = next;
+    }
+    return rc;
 }

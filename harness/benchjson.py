@@ -11,6 +11,11 @@ and build/ref/boost_switch write (stdlib only).
       named workload has at least one benchmark; each workload benchmark carries the
       scheduler counters.  Exit status 1 with the reasons otherwise.  Used by
       `make bench-smoke`.
+
+  benchjson.py shimcheck FILE.json
+      The JSON of build/harness-selftest/shim_check matches the exact values that
+      harness/selftest/shim_check.c sets up (counter flags, manual time, arguments,
+      label, skip, repetitions, context).  Used by `make test-shim`.
 """
 import argparse
 import json
@@ -92,6 +97,68 @@ def check(doc, variant=None, workers=None, workloads=()):
     return bad
 
 
+def shimcheck(doc):
+    """Problems in the JSON of harness/selftest/shim_check.c (empty when it is good)."""
+    bad = []
+    by_name = {}
+    for b in doc.get("benchmarks", []):
+        by_name.setdefault(b["name"], []).append(b)
+
+    def one(name):
+        got = by_name.get(name, [])
+        if len(got) != 1:
+            bad.append(f"{name}: {len(got)} entries, expected 1")
+            return {}
+        return got[0]
+
+    def near(name, key, want, got):
+        if got is None or abs(got - want) > 1e-9 * max(1.0, abs(want)):
+            bad.append(f"{name}: {key} = {got}, expected {want}")
+
+    if doc.get("context", {}).get("shim_ctx") != "value":
+        bad.append("context: shim_ctx missing")
+    n = "shim/manual/a:3/b:4/iterations:10/manual_time"
+    m = one(n)
+    if m:
+        if m.get("error_occurred"):
+            bad.append(f"{n}: {m.get('error_message')}")
+        for key, want in (("iterations", 10), ("real_time", 1.0), ("plain", 7), ("rate", 500),
+                          ("avg", 10), ("invariant", 20), ("inv_avg", 0.1), ("replaced", 2),
+                          ("items_per_second", 5000)):
+            near(n, key, want, m.get(key))
+        if m.get("label") != "hello" or m.get("time_unit") != "ms":
+            bad.append(f"{n}: label {m.get('label')!r}, time_unit {m.get('time_unit')!r}")
+    n = "shim/batch/iterations:64"
+    b = one(n)
+    if b:
+        near(n, "iterations", 64, b.get("iterations"))
+        near(n, "batches", 8, b.get("batches"))
+    n = "shim/pause/iterations:3/process_time/real_time"
+    p = one(n)
+    if p and not (p.get("time_unit") == "ms" and p.get("real_time", 1e9) < 25):
+        bad.append(f"{n}: {p.get('real_time')} {p.get('time_unit')} per iteration: the 50 ms "
+                   "paused sleep was timed")
+    n = "shim/skip"
+    k = one(n)
+    if k and not (k.get("error_occurred") and k.get("error_message") == "deliberate"):
+        bad.append(f"{n}: no error recorded")
+    reps = [b for b in doc.get("benchmarks", [])
+            if b.get("run_name") == "shim/reps/min_time:0.001/repeats:3"]
+    kinds = sorted(b.get("aggregate_name", "") for b in reps
+                   if b.get("run_type") == "aggregate")
+    if sum(b.get("run_type") == "iteration" for b in reps) != 3 or kinds != [
+            "cv", "mean", "median", "stddev"]:
+        bad.append(f"shim/reps: {len(reps)} entries {kinds}, expected 3 runs + 4 aggregates")
+    return bad
+
+
+def cmd_shimcheck(a):
+    bad = shimcheck(load(a.file))
+    for line in bad:
+        print(f"{a.file}: {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
 def cmd_check(a):
     bad = check(load(a.file), a.variant, a.workers, a.workloads.split())
     for line in bad:
@@ -111,8 +178,10 @@ def main(argv=None):
     c.add_argument("--workers", type=int)
     c.add_argument("--workloads", default="")
     c.add_argument("file")
+    s = sub.add_parser("shimcheck")
+    s.add_argument("file")
     a = ap.parse_args(argv)
-    return cmd_ratio(a) if a.cmd == "ratio" else cmd_check(a)
+    return {"ratio": cmd_ratio, "check": cmd_check, "shimcheck": cmd_shimcheck}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 #   make bench-smoke        every variant's bench once at the workloads' `test` sizes,
 #                           then check its JSON (context, counters, no errors); part of
 #                           `make test`
+#   make test-shim          harness/selftest/shim_check.c: every shim.h call against
+#                           exact expected values; part of `make test`
 #
 # The harness and workload objects use only the public headers, so they are compiled
 # once and linked with each variant's libbthread.a.  A harness benchmark is any
@@ -95,3 +97,15 @@ bench-smoke: $(patsubst %,$(BUILD)/%/bench,$(VARIANTS))
 	    --workloads "$(WORKLOADS)" $(BUILD)/bench-smoke/$$v.json; \
 	done
 test: bench-smoke
+
+# --- make test-shim: every shim.h call, checked against exact values ------------------
+SHIM_CHECK := $(BUILD)/harness-selftest/shim_check
+$(SHIM_CHECK): harness/selftest/shim_check.c harness/shim.h $(SHIM_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@.o
+	$(CXX) $(CXXFLAGS) $@.o $(SHIM_OBJ) $(BENCH_LIBS) $(LDLIBS) -o $@
+.PHONY: test-shim
+test-shim: $(SHIM_CHECK)
+	$(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
+	$(PYTHON) harness/benchjson.py shimcheck $(SHIM_CHECK).json
+test: test-shim

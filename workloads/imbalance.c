@@ -14,8 +14,12 @@
  * shows here.  Completion: one bthread_countdown for all tasks, then every task is joined
  * (cheap: they have finished) so that none is left behind.
  *
- * args: imbalance, grain_us, tasks, submitters, late.  items = tasks; answer = the sum of
- * the tasks' checksum terms (wl_imbalance_task).
+ * skew = 1 replaces the hashed u_i by (i + 1/2) / tasks: the same sizes, rising along the
+ * list (a "skewed task list"), so that a contiguous split of the list is unbalanced; how
+ * much that costs a variant depends on where it places tasks it cannot steal.
+ *
+ * args: imbalance, grain_us, tasks, submitters, late, skew.  items = tasks; answer = the
+ * sum of the tasks' checksum terms (wl_imbalance_task).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +40,7 @@ typedef struct imb_task {
 
 struct imb_run {
     long tasks, submitters, late;
+    int skew;
     double imbalance;
     uint64_t iters;    /* kernel iterations of a nominal task */
     uint64_t start_ns; /* when the run began (wl_now_ns) */
@@ -56,7 +61,8 @@ static void *imb_task_main(void *arg)
 {
     imb_task_t *t = arg;
     imb_run_t *r = t->run;
-    t->sum = wl_imbalance_task((uint64_t)(t - r->task), r->iters, r->imbalance);
+    t->sum = wl_imbalance_task((uint64_t)(t - r->task), (uint64_t)r->tasks, r->iters,
+                               r->imbalance, r->skew);
     bthread_countdown_signal(&r->done, 1);
     return NULL;
 }
@@ -94,7 +100,8 @@ static void *imb_submitter_main(void *arg)
 
 static uint64_t imb_sequential(const long *args)
 {
-    return wl_imbalance_checksum(args[2], wl_grain_iters((double)args[1]), (double)args[0]);
+    return wl_imbalance_checksum(args[2], wl_grain_iters((double)args[1]), (double)args[0],
+                                 args[5] != 0);
 }
 
 static int imb_parallel(const long *args, wl_run_t *out)
@@ -104,6 +111,7 @@ static int imb_parallel(const long *args, wl_run_t *out)
         .tasks = args[2],
         .submitters = args[3],
         .late = args[4],
+        .skew = args[5] != 0,
     };
     if (args[0] < 0 || args[1] < 0 || r.tasks < 1 || r.tasks > INT32_MAX || r.submitters < 1 ||
         r.late < 0)
@@ -172,17 +180,21 @@ static int imb_parallel(const long *args, wl_run_t *out)
 static workload_t imbalance = {
     .name = "imbalance",
     .summary = "Task Bench load imbalance: uneven independent tasks from foreign submitters",
-    .arg_names = {"imbalance", "grain_us", "tasks", "submitters", "late"},
-    .bench = {{0, 10, 20000, 1, 0},
-              {2, 10, 20000, 1, 0},
-              {2, 10, 20000, 4, 0},
-              {2, 10, 20000, 4, 1},
-              {2, 1000, 64, 1, 0}},
-    .nbench = 5,
-    .full = {{1, 10, 20000, 1, 0}, {2, 100, 4000, 8, 1}, {2, 1, 200000, 4, 0}},
-    .nfull = 3,
-    .test = {2, 5, 400, 3, 1},
-    .test_more = {{2, 5, 400, 2, 0}, {0, 1, 300, 1, 0}},
+    .arg_names = {"imbalance", "grain_us", "tasks", "submitters", "late", "skew"},
+    .bench = {{0, 10, 20000, 1, 0, 0},
+              {2, 10, 20000, 1, 0, 0},
+              {2, 10, 20000, 1, 0, 1},
+              {2, 10, 20000, 4, 0, 0},
+              {2, 10, 20000, 4, 1, 0},
+              {2, 1000, 64, 1, 0, 0}},
+    .nbench = 6,
+    .full = {{1, 10, 20000, 1, 0, 0},
+             {2, 10, 20000, 4, 1, 1},
+             {2, 100, 4000, 8, 1, 0},
+             {2, 1, 200000, 4, 0, 0}},
+    .nfull = 4,
+    .test = {2, 5, 400, 3, 1, 0},
+    .test_more = {{2, 5, 400, 2, 0, 1}, {0, 1, 300, 1, 0, 0}},
     .ntest_more = 2,
     .sequential = imb_sequential,
     .parallel = imb_parallel,

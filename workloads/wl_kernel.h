@@ -14,7 +14,9 @@
  * Task Bench's load-imbalance rule: a task of nominal size `iters` does
  *     round((1 + (u - 0.5) * imbalance) * iters)
  * iterations, u in [0, 1) a deterministic hash of (task index, seed); imbalance 2 spreads
- * tasks uniformly over 0x..2x of the nominal size with the same mean.
+ * tasks uniformly over 0x..2x of the nominal size with the same mean.  The imbalance
+ * workload can also skew the list instead: u = (i + 1/2) / tasks, the same spread of
+ * sizes but rising along the list, so a contiguous split of the list is unbalanced.
  */
 #ifndef SCHEDBENCH_WL_KERNEL_H
 #define SCHEDBENCH_WL_KERNEL_H
@@ -129,19 +131,29 @@ static inline uint64_t wl_task_sum(uint64_t task, uint64_t result)
 
 #define WL_IMBALANCE_SEED 0x1b873593u
 
-/* Task i of the imbalance workload: its iterations and its checksum term. */
-static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t base_iters, double imbalance)
+/* Task i of `tasks` in the imbalance workload: its checksum term.  skew 0: u hashed
+ * (Task Bench); skew 1: u = (i + 1/2) / tasks, sizes rising along the list. */
+static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t tasks, uint64_t base_iters,
+                                         double imbalance, int skew)
 {
-    uint64_t it = wl_imbalance_iters(base_iters, imbalance, i, WL_IMBALANCE_SEED);
+    uint64_t it;
+    if (skew) {
+        double u = ((double)i + 0.5) / (double)tasks;
+        double f = (1.0 + (u - 0.5) * imbalance) * (double)base_iters;
+        it = f <= 0 ? 0 : (uint64_t)llround(f);
+    } else {
+        it = wl_imbalance_iters(base_iters, imbalance, i, WL_IMBALANCE_SEED);
+    }
     return wl_task_sum(i, wl_kernel(it, i));
 }
 
 /* The imbalance workload's answer: every task's term, summed on the calling thread. */
-static inline uint64_t wl_imbalance_checksum(long tasks, uint64_t base_iters, double imbalance)
+static inline uint64_t wl_imbalance_checksum(long tasks, uint64_t base_iters, double imbalance,
+                                             int skew)
 {
     uint64_t sum = 0;
     for (long i = 0; i < tasks; i++)
-        sum += wl_imbalance_task((uint64_t)i, base_iters, imbalance);
+        sum += wl_imbalance_task((uint64_t)i, (uint64_t)tasks, base_iters, imbalance, skew);
     return sum;
 }
 

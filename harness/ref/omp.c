@@ -92,6 +92,7 @@ int ref_imbalance(const long *args, wl_run_t *out)
 {
     double imbalance = (double)args[0];
     long tasks = args[2], submitters = args[3];
+    int skew = args[5] != 0;
     if (args[0] < 0 || args[1] < 0 || tasks < 1 || submitters < 1 || args[4] != 0)
         return EINVAL;
     uint64_t iters = wl_grain_iters((double)args[1]);
@@ -106,7 +107,7 @@ int ref_imbalance(const long *args, wl_run_t *out)
             wl_submitter_share(tasks, submitters, s, &first, &last);
             for (long i = first; i < last; i++) {
 #pragma omp task firstprivate(i)
-                sums[i] = wl_imbalance_task((uint64_t)i, iters, imbalance);
+                sums[i] = wl_imbalance_task((uint64_t)i, (uint64_t)tasks, iters, imbalance, skew);
             }
         }
     }

@@ -54,7 +54,7 @@ uint64_t seq_fib(const long *a) { return fib_value(a[0]); }
 uint64_t seq_spawn(const long *a) { return (uint64_t)a[0] * (uint64_t)(a[0] - 1) / 2; }
 uint64_t seq_imbalance(const long *a)
 {
-    return wl_imbalance_checksum(a[2], wl_grain_iters((double)a[1]), (double)a[0]);
+    return wl_imbalance_checksum(a[2], wl_grain_iters((double)a[1]), (double)a[0], a[5] != 0);
 }
 uint64_t seq_granularity(const long *a) { return wl_granularity_checksum(a[0]); }
 
@@ -104,7 +104,7 @@ struct RefWorkload {
 const RefWorkload kWorkloads[] = {
     {"fib", {"n"}, seq_fib, ref_fib},
     {"granularity", {"tasks"}, seq_granularity, run_granularity},
-    {"imbalance", {"imbalance", "grain_us", "tasks", "submitters", "late"}, seq_imbalance,
+    {"imbalance", {"imbalance", "grain_us", "tasks", "submitters", "late", "skew"}, seq_imbalance,
      ref_imbalance},
     {"spawn", {"n"}, seq_spawn, ref_spawn},
 };

@@ -118,6 +118,7 @@ extern "C" int ref_imbalance(const long *args, wl_run_t *out)
 {
     double imbalance = (double)args[0];
     long tasks = args[2], submitters = args[3], late = args[4];
+    int skew = args[5] != 0;
     if (args[0] < 0 || args[1] < 0 || tasks < 1 || submitters < 1 || late < 0)
         return EINVAL;
     uint64_t iters = wl_grain_iters((double)args[1]);
@@ -136,8 +137,8 @@ extern "C" int ref_imbalance(const long *args, wl_run_t *out)
             tbb::parallel_for(tbb::blocked_range<long>(first, last),
                               [&](const tbb::blocked_range<long> &r) {
                                   for (long i = r.begin(); i != r.end(); ++i)
-                                      sums[(size_t)i] = wl_imbalance_task((uint64_t)i, iters,
-                                                                          imbalance);
+                                      sums[(size_t)i] = wl_imbalance_task(
+                                          (uint64_t)i, (uint64_t)tasks, iters, imbalance, skew);
                               });
         });
     };

@@ -815,24 +815,27 @@ Test(sync, countdown, .timeout = 30)
 /* ---- lost wake-up stress --------------------------------------------------------- */
 
 /* Ping-pong: two parties take turns through one mutex and two conds.  Every turn is a
- * hand-off the other side sleeps for (or finds already done), so a lost wake-up hangs
- * the test (bounded by .timeout). */
-typedef struct pp_shared {
+ * hand-off the other side sleeps for (or, racing, finds already done), so a lost wake-up
+ * hangs the test (bounded by .timeout).  Several pairs at once keep both workers busy,
+ * so most hand-offs go through the wait/wake path at its cheapest: that is how the
+ * suite reaches 10^7 wait/wake pairs in a few seconds.  The single pairs are the slow,
+ * truly cross-thread kind (a parked worker or a futex on every hand-off). */
+typedef struct pp_pair {
     bthread_mutex_t m;
     bthread_cond_t c[2];
     int turn;
     long rounds;
-    long waits[2]; /* cond waits that actually slept, per side */
-} pp_shared_t;
+    long waits[2]; /* cond_wait calls, per side (under m) */
+} pp_pair_t;
 typedef struct pp_arg {
-    pp_shared_t *s;
+    pp_pair_t *s;
     int side;
 } pp_arg_t;
 
 static void *pp_side(void *p)
 {
     pp_arg_t *a = p;
-    pp_shared_t *s = a->s;
+    pp_pair_t *s = a->s;
     const int me = a->side;
     for (long i = 0; i < s->rounds; i++) {
         CHECK(bthread_mutex_lock(&s->m) == 0);
@@ -847,36 +850,77 @@ static void *pp_side(void *p)
     return NULL;
 }
 
-static long ping_pong(int bthreads, long rounds)
+/* npairs pairs; in each pair side 1 is a pthread if `side1_pthread`.  Returns the
+ * number of cond waits. */
+static long ping_pong(int npairs, int side1_pthread, long rounds)
 {
-    pp_shared_t s = {.rounds = rounds};
-    cr_assert_eq(bthread_mutex_init(&s.m, NULL), 0);
-    cr_assert_eq(bthread_cond_init(&s.c[0], NULL), 0);
-    cr_assert_eq(bthread_cond_init(&s.c[1], NULL), 0);
-    pp_arg_t args[2] = {{&s, 0}, {&s, 1}};
-    run_mixed(bthreads, 2 - bthreads, pp_side, args, sizeof args[0]);
+    pp_pair_t *pairs = calloc((size_t)npairs, sizeof *pairs);
+    pp_arg_t *args = calloc((size_t)npairs * 2, sizeof *args);
+    bthread_t *bt = calloc((size_t)npairs * 2, sizeof *bt);
+    pthread_t *pt = calloc((size_t)npairs, sizeof *pt);
+    cr_assert(pairs && args && bt && pt);
+    for (int i = 0; i < npairs; i++) {
+        pairs[i].rounds = rounds;
+        cr_assert_eq(bthread_mutex_init(&pairs[i].m, NULL), 0);
+        cr_assert_eq(bthread_cond_init(&pairs[i].c[0], NULL), 0);
+        cr_assert_eq(bthread_cond_init(&pairs[i].c[1], NULL), 0);
+    }
+    for (int i = 0; i < npairs * 2; i++) {
+        args[i] = (pp_arg_t){&pairs[i / 2], i % 2};
+        if (i % 2 && side1_pthread)
+            cr_assert_eq(pthread_create(&pt[i / 2], NULL, pp_side, &args[i]), 0);
+        else
+            cr_assert_eq(bthread_start_background(&bt[i], NULL, pp_side, &args[i]), 0);
+    }
+    for (int i = 0; i < npairs * 2; i++) {
+        if (i % 2 && side1_pthread)
+            cr_assert_eq(pthread_join(pt[i / 2], NULL), 0);
+        else
+            cr_assert_eq(bthread_join(bt[i], NULL), 0);
+    }
     assert_no_failures();
-    cr_assert_eq(s.turn, 0); /* 2 * rounds hand-offs, an even number */
-    cr_assert_eq(bthread_cond_destroy(&s.c[1]), 0);
-    cr_assert_eq(bthread_cond_destroy(&s.c[0]), 0);
-    cr_assert_eq(bthread_mutex_destroy(&s.m), 0);
-    return s.waits[0] + s.waits[1];
+    long waits = 0;
+    for (int i = 0; i < npairs; i++) {
+        cr_assert_eq(pairs[i].turn, 0); /* 2 * rounds hand-offs, an even number */
+        waits += pairs[i].waits[0] + pairs[i].waits[1];
+        cr_assert_eq(bthread_cond_destroy(&pairs[i].c[1]), 0);
+        cr_assert_eq(bthread_cond_destroy(&pairs[i].c[0]), 0);
+        cr_assert_eq(bthread_mutex_destroy(&pairs[i].m), 0);
+    }
+    free(pt);
+    free(bt);
+    free(args);
+    free(pairs);
+    return waits;
 }
-
-#define PP_ROUNDS 1000000L
 
 Test(sync, stress_pingpong_bthread_pthread, .timeout = 120)
 {
-    const long slept = ping_pong(1, PP_ROUNDS);
-    cr_log_info("ping-pong bthread<->pthread: %ld round trips, %ld cond waits slept\n",
-                PP_ROUNDS, slept);
+    const long rounds = 100000;
+    const long waits = ping_pong(1, 1, rounds);
+    cr_log_info("ping-pong bthread<->pthread: %ld hand-offs, %ld cond waits\n", 2 * rounds,
+                waits);
 }
 
-Test(sync, stress_pingpong_bthreads, .timeout = 120)
+Test(sync, stress_pingpong_bthread_bthread, .timeout = 120)
 {
-    const long slept = ping_pong(2, PP_ROUNDS);
-    cr_log_info("ping-pong bthread<->bthread: %ld round trips, %ld cond waits slept\n",
-                PP_ROUNDS, slept);
+    const long rounds = 200000;
+    const long waits = ping_pong(1, 0, rounds);
+    cr_log_info("ping-pong bthread<->bthread: %ld hand-offs, %ld cond waits\n", 2 * rounds,
+                waits);
+}
+
+Test(sync, stress_pingpong_10M_handoffs, .timeout = 120)
+{
+    const int npairs = 8;
+    const long rounds = 625000; /* 8 pairs * 2 sides * 625000 = 10^7 hand-offs */
+    const long waits = ping_pong(npairs, 0, rounds);
+    cr_log_info("ping-pong %d bthread pairs: %ld hand-offs, %ld cond waits\n", npairs,
+                2 * npairs * rounds, waits);
+    /* Not a speed check: with 16 bthreads on 2 workers a side can only find its turn
+     * already taken if the other side ran in between, so most hand-offs must wait. */
+    cr_assert_geq(waits, npairs * rounds, "only %ld of %ld hand-offs waited", waits,
+                  2 * npairs * rounds);
 }
 
 /* Timeouts and interrupts racing wakes.  Items go through a mutex+cond queue and a

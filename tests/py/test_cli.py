@@ -34,8 +34,20 @@ def one_line_error(p, *words):
     (["compare", "a"], ["RUN_B"]),
     (["bogus"], ["invalid choice: 'bogus'"]),
 ])
-def test_bad_input(fake_root, args, words):
-    one_line_error(cli(*args, "--root", fake_root), *words)
+def test_bad_input(run, fake_root, capsys, args, words):
+    # in-process (fast); the exit code of the real process is checked below
+    code = run.main(args + ["--root", fake_root] if args[0] != "bogus" else args)
+    one_line_error(FakeProcess(code, capsys.readouterr().err), *words)
+
+
+class FakeProcess:
+    def __init__(self, returncode, stderr):
+        self.returncode, self.stderr = returncode, stderr
+
+
+@pytest.mark.parametrize("args", [["run", "--variants", "nope"], ["run", "--frobnicate"]])
+def test_bad_input_exit_status_of_the_process(fake_root, args):
+    one_line_error(cli(*args, "--root", fake_root), args[-1])
 
 
 def test_no_command_is_usage(fake_root):

@@ -85,6 +85,15 @@ def test_whole_workload_filter_and_full_sets(fake_root):
     assert plan["repetitions"] == 10 and plan["full"] is True
 
 
+def test_other_benchmark_families_run_only_when_named(fake_root, run):
+    build = run.Build(fake_root)
+    targets = run.select_targets(build, ["chaselev"], no_build=True)
+    default = run.plan_points(build, list(targets), None, [1], None, False)
+    assert sorted(p["workload"] for p in default) == ["fib", "granularity", "imbalance"]
+    (switch,) = run.plan_points(build, list(targets), ["switch"], [1], None, False)
+    assert switch["benchmarks"] == ["switch/roundtrip"]
+
+
 def test_point_order_is_shuffled_by_the_recorded_seed(fake_root, run):
     build = run.Build(fake_root)
     targets = run.select_targets(build, None, no_build=True)
@@ -161,6 +170,16 @@ def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
     assert p.returncode == 0, p.stderr
     assert sorted((i["variant"], i["workers"]) for i in invocations(log)) == \
         [("static", 2), ("static", 2)]
+
+
+def test_a_hanging_point_times_out(fake_root):
+    p = sweep(fake_root, "--variants", "static", "--workloads", "granularity",
+              "--timeout", "0.5", env={"FAKE_BENCH_HANG": "^static/2$"})
+    assert p.returncode == 1
+    assert "failed: static/workers-2/granularity: timed out after 0.5 s" in p.stderr
+    status = json.load(open(os.path.join(only_run(fake_root), "status.json")))
+    assert status["static/workers-1/granularity"]["ok"]
+    assert not status["static/workers-2/granularity"]["ok"]
 
 
 def test_wrong_answers_exit_1_and_are_named(fake_root):
