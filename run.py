@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """run.py -- measure every scheduler variant, keep the results, compare, plot, report.
 
-    ./run.py run                      quick sweep: every variant x workload x workers 1..nproc
-    ./run.py run --full               the real sweep: more argument sets, repetitions, time
+    ./run.py run                      quick sweep: every variant x workload x workers 1..nproc,
+                                      each workload's first argument set (and the imbalance
+                                      sweep), 5 repetitions
+    ./run.py run --full               the real sweep: every argument set (with the workloads'
+                                      `full` sets), 10 repetitions, longer runs
     ./run.py run --resume latest      finish a sweep that was interrupted
     ./run.py list [--benchmarks]      the variants, references and workloads the build has
     ./run.py plot RUN                 gnuplot SVG + PNG into plots/<run-id>/
@@ -58,11 +61,16 @@ BASELINES = ("threadpool", "static")
 CLAIM_BAND = (1.3, 1.5)
 
 # Sweep presets: (repetitions, --benchmark_min_time seconds, per-point timeout seconds).
+# Five repetitions is the fewest with which the exact two-sided Mann-Whitney test can
+# reach p < 0.01 (four: 0.029); most workload iterations last longer than min_time.
 QUICK = dict(repetitions=5, min_time=0.05, timeout=300)
 FULL = dict(repetitions=10, min_time=0.5, timeout=1800)
 # Environment variable set for the bench binary (listing and runs) under --full: the
 # harness then also registers each workload's extra argument sets (workload_t.full).
 FULL_ENV = "SCHEDBENCH_FULL"
+# The quick sweep runs each workload's first listed argument set, plus the sets that
+# differ from it only in this parameter: the imbalance factor of the 30-50% claim.
+CLAIM_PARAM = "imbalance"
 
 
 # ============================================================================================
@@ -821,10 +829,24 @@ def group_by_workload(names):
     return groups
 
 
-def plan_points(build, targets, workloads, workers, name_filter, full):
+def quick_selection(listed):
+    """The quick sweep's share of one workload's listed argument sets: the first, and
+    those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole)."""
+    first = params_of(listed[0])
+    chosen = []
+    for name in listed:
+        params = params_of(name)
+        differ = {k for k in set(params) | set(first) if params.get(k) != first.get(k)}
+        if differ <= {CLAIM_PARAM}:
+            chosen.append(name)
+    return chosen
+
+
+def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False):
     """The sweep's points: one per (binary, workload, workers), each one bench invocation
     whose filter comes from the binary's own listing.  Unknown workloads raise; no
-    workloads means those of `make list-workloads`."""
+    workloads means those of `make list-workloads`.  The argument sets: all listed ones
+    with full, all_sets or a name filter, else quick_selection's."""
     listings = {}
     for t in list(targets):
         try:
@@ -850,7 +872,10 @@ def plan_points(build, targets, workloads, workers, name_filter, full):
         for workload, listed in group_by_workload(listings[t.name]).items():
             if workloads and workload not in workloads:
                 continue
-            chosen = [n for n in listed if regex is None or regex.search(n)]
+            if regex:
+                chosen = [n for n in listed if regex.search(n)]
+            else:
+                chosen = listed if full or all_sets else quick_selection(listed)
             if not chosen:
                 continue
             sub = os.path.join("ref", t.name) if t.reference else t.name
@@ -1355,6 +1380,8 @@ class PlotBuilder:
         lo, hi = CLAIM_BAND
         for base in self.baselines():
             for rest, members in sorted(groups.items()):
+                if len({x for x, _ in members}) < 2:
+                    continue              # not a sweep: its speedups are in speedup_*
                 members.sort()
                 for w in self.workers:
                     series, top = [], hi
@@ -1434,14 +1461,14 @@ class PlotBuilder:
             if not panels:
                 continue
             label = display_name(bench)
-            body = common_settings(label, "", "")[:2] + HISTOGRAM_STYLE
+            body = common_settings(label, "", "")[:2] + HISTOGRAM_STYLE + ["set tmargin 4"]
             body.append(f"set multiplot layout 1,{len(panels)} "
                         f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
             blocks = []
             for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
-                body += [f"set title {gp_str(panel_title)}",
-                         histogram_commands(i, groups, colors)]
+                body += [f"set title {gp_str(panel_title)}"] + (["unset key"] if i else [])
+                body.append(histogram_commands(i, groups, colors))
             body.append("unset multiplot")
             plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",
                               title=f"{label}: steals, parks, CPU per wall", body=body,
@@ -1884,11 +1911,13 @@ def start_run(args, build):
     if args.out and os.path.isdir(args.out) and os.listdir(args.out):
         raise UsageError(f"{args.out} exists and is not empty (use --resume {args.out} to continue it)")
     targets = select_targets(build, variants, args.no_build)
-    points = plan_points(build, targets, workloads, workers, args.filter, args.full)
+    points = plan_points(build, targets, workloads, workers, args.filter, args.full,
+                         args.all_sets)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
     random.Random(seed).shuffle(points)
     run_dir = new_run_dir(args.out, build.root)
-    plan = dict(version=1, seed=seed, full=args.full, repetitions=reps, min_time=min_time,
+    plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
+                repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points)
     meta = machine_meta(build.root)
     meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
@@ -1901,7 +1930,7 @@ def start_run(args, build):
 
 
 SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_time", "full",
-                     "filter", "out", "seed", "timeout")
+                     "all_sets", "filter", "out", "seed", "timeout")
 
 
 def resume_run(args, build):
@@ -2099,7 +2128,10 @@ def build_parser():
                    help=f"--benchmark_min_time per repetition (quick {QUICK['min_time']}, full {FULL['min_time']})")
     p.add_argument("--full", action="store_true",
                    help="the full sweep: the workloads' extra argument sets, more repetitions and time")
-    p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches (Python re)")
+    p.add_argument("--all-sets", action="store_true",
+                   help="every default argument set, not only the quick sweep's share")
+    p.add_argument("--filter", metavar="REGEX",
+                   help="the listed benchmarks whose name matches (Python re)")
     p.add_argument("--out", metavar="DIR", help="the run directory (default results/<date-time>)")
     p.add_argument("--resume", metavar="RUN", help="continue run RUN (an id, 'latest' or a path)")
     p.add_argument("--seed", type=int, help="seed of the point order (default: random, recorded)")

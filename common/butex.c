@@ -90,7 +90,7 @@ void *butex_create(void)
     if (b)
         free_list = (butex_t *)b->head.next;
     spin_unlock(&free_lock);
-    if (!b && !(b = aligned_alloc(CACHELINE, sizeof(butex_t) + CACHELINE - sizeof(butex_t) % CACHELINE))) {
+    if (!b && !(b = aligned_alloc(CACHELINE, (sizeof(butex_t) + CACHELINE - 1) / CACHELINE * CACHELINE))) {
         errno = ENOMEM;
         return NULL;
     }

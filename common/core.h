@@ -69,6 +69,7 @@ struct task {
     butex_waiter_t *waiter;
     _Atomic bool interrupted;
     _Atomic bool stopped;
+    _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
     butex_t join_bx;
 };
 

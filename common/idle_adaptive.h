@@ -57,7 +57,7 @@ static inline task_t *adaptive_wait(worker_t *w)
 static inline void adaptive_wake(worker_t *target)
 {
     /* seq_cst fence: the published task is ordered before the load of nspinning */
-    atomic_thread_fence(memory_order_seq_cst);
+    full_fence();
     if (atomic_load_explicit(&nspinning, memory_order_relaxed) > 0)
         return;
     park_wake(target);

@@ -27,6 +27,8 @@
 
 #include <stdlib.h>
 
+#include "atomics.h"
+
 typedef struct park_lot {
     alignas(64) _Atomic int state; /* the futex word: bumped by each wake */
     _Atomic int waiting;           /* 1 while its worker is announced */
@@ -89,7 +91,7 @@ static inline void park_wake(worker_t *target)
 {
     /* seq_cst fence: the task's publication (a queue store) is ordered before the load
      * of sleepers, against the sleeper's seq_cst increment and its recheck */
-    atomic_thread_fence(memory_order_seq_cst);
+    full_fence();
     if (atomic_load_explicit(&parking.sleepers, memory_order_relaxed) == 0)
         return;
     if (target) {

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomics.h"
 #include "butex.h"
 #include "core.h"
 #include "fiber.h"
@@ -44,6 +45,10 @@ typedef struct worker_stats {
                           atomic_load_explicit(&(w)->st.field, memory_order_relaxed) + (n), \
                           memory_order_relaxed)
 #define STAT_INC(w, field) STAT_ADD(w, field, 1)
+
+#if SB_TSAN
+_Atomic int sb_tsan_fence_word; /* atomics.h */
+#endif
 
 /* The worker running on this thread, NULL on any other thread. */
 static __thread worker_t *tls_worker;
@@ -472,11 +477,13 @@ static void task_end(worker_t *w, task_t *t)
     if (t->keytable)
         key_run_destructors(t);
     t->fn = NULL;
-    /* seq_cst: the end is published before we look for joiners (bthread_join sets its
-     * flag, then checks the version: one of the two sides sees the other) */
+    /* seq_cst store then seq_cst load, against bthread_join's seq_cst increment then
+     * load of the version: either we see the joiner and wake it, or it sees the new
+     * version and does not wait.  Most tasks have no joiner waiting and skip the lock. */
     atomic_store_explicit(&t->join_bx.value, (int)(t->version + 1 ? t->version + 1 : 1),
                           memory_order_seq_cst);
-    butex_wake_all(&t->join_bx);
+    if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
+        butex_wake_all(&t->join_bx);
     STAT_INC(w, tasks_run);
     task_free(&w->free_slots, t);
 }
@@ -695,6 +702,7 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
     t->waiter = NULL;
     atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
+    atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
     if (tid)
         *tid = core_tid(t); /* before it can run (and end) */
     task_t *cur = urgent ? core_current_suspendable() : NULL;
@@ -751,6 +759,7 @@ int bthread_join(bthread_t tid, void **ret)
         return 0;
     }
     uint32_t version = (uint32_t)(tid >> 32);
+    atomic_fetch_add_explicit(&t->joiners, 1, memory_order_seq_cst); /* see task_end */
     while ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_seq_cst) == version)
         butex_wait(&t->join_bx, (int)version, NULL); /* EWOULDBLOCK once it ends */
     return 0;

@@ -180,6 +180,22 @@ static sb_stack_t *map_guarded(enum stack_class cls)
     return init_descriptor(m + guard_size, m + len, cls, m, len, guard_size > 0);
 }
 
+/* Remember a slab for stack_shutdown.  Under `lock`. */
+static bool record_slab(void *m, size_t len)
+{
+    if (nslabs == slab_cap) {
+        size_t cap = slab_cap ? 2 * slab_cap : 64;
+        void **l = realloc(slab_list, cap * sizeof(void *));
+        if (!l)
+            return false;
+        slab_list = l;
+        slab_cap = cap;
+    }
+    slab_list[nslabs++] = m;
+    slab_list[nslabs++] = (void *)len; /* pairs: address, length */
+    return true;
+}
+
 /* One unguarded stack carved from the class's current slab (the fallback). */
 static sb_stack_t *carve_from_slab(enum stack_class cls)
 {
@@ -191,16 +207,13 @@ static sb_stack_t *carve_from_slab(enum stack_class cls)
         if (!atomic_load_explicit(&inject_slab, memory_order_relaxed))
             m = mmap(NULL, len, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED || (nslabs == slab_cap && !(slab_cap = slab_cap ? 2 * slab_cap : 64,
-                                                       slab_list = realloc(slab_list, slab_cap * sizeof(void *))))) {
+        if (m == MAP_FAILED || !record_slab(m, len)) {
             if (m != MAP_FAILED)
                 munmap(m, len);
             spin_unlock(&lock);
             errno = ENOMEM;
             return NULL;
         }
-        slab_list[nslabs++] = m;
-        slab_list[nslabs++] = (void *)len; /* pairs: address, length */
         slab_cur[cls] = m;
         slab_end[cls] = (char *)m + len;
     }

@@ -17,8 +17,9 @@
  * ThreadSanitizer does not model standalone fences (atomic_thread_fence) and would
  * report the slot accesses as races.  Its documented workaround is to express the same
  * ordering on the atomic accesses themselves, so under TSan (WSQ_TSAN) the fenced
- * relaxed accesses below become seq_cst / release / acquire accesses.  That is stronger
- * than the fenced version, never weaker, so it checks the same algorithm.
+ * relaxed accesses below become seq_cst / release / acquire accesses, and the seq_cst
+ * fences become full_fence() (atomics.h).  That is stronger than the fenced version,
+ * never weaker, so it checks the same algorithm.
  */
 #ifndef SCHEDBENCH_WSQ_H
 #define SCHEDBENCH_WSQ_H
@@ -29,16 +30,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#if defined(__SANITIZE_THREAD__)
-#define WSQ_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WSQ_TSAN 1
-#endif
-#endif
-#ifndef WSQ_TSAN
-#define WSQ_TSAN 0
-#endif
+#include "atomics.h"
+
+#define WSQ_TSAN SB_TSAN
 
 /* Orders that are relaxed next to a fence, strengthened under TSan (see above). */
 #define WSQ_FENCED (WSQ_TSAN ? memory_order_seq_cst : memory_order_relaxed)
@@ -80,7 +74,7 @@ static inline bool wsq_push(wsq_t *q, struct task *x)
     if (b - t > q->mask)
         return false;
     atomic_store_explicit(&q->buf[b & q->mask], x, memory_order_relaxed);
-#if WSQ_TSAN
+#if WSQ_TSAN /* see atomics.h: the release moves onto the store */
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
 #else
     /* release fence: the slot store above is visible before the new bottom below, so a
@@ -99,7 +93,7 @@ static inline struct task *wsq_pop(wsq_t *q)
     /* seq_cst fence: our claim (bottom = b) and the thieves' claims (top + 1) are
      * ordered in one total order, so a thief and we never both take the last item
      * without one of us seeing the other */
-    atomic_thread_fence(memory_order_seq_cst);
+    full_fence();
     long t = atomic_load_explicit(&q->top, WSQ_FENCED);
     struct task *x = NULL;
     if (t <= b) {
@@ -124,7 +118,7 @@ static inline struct task *wsq_steal_one(wsq_t *q, bool *lost)
     /* acquire: pairs with the CAS of the previous thief, so its slot read is done */
     long t = atomic_load_explicit(&q->top, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
     /* seq_cst fence: pairs with the owner's fence in wsq_pop (the total order above) */
-    atomic_thread_fence(memory_order_seq_cst);
+    full_fence();
     /* acquire: pairs with the owner's release fence in wsq_push, so slot t is written */
     long b = atomic_load_explicit(&q->bottom, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
     if (t >= b)

@@ -7,8 +7,34 @@
 #
 # Every Criterion test carries its own .timeout; the runner adds --jobs 1 so that tests
 # with their own worker threads do not compete on this 2-core machine.
+#
+# SANITIZE=thread: Criterion cannot start under TSan (Snaipe/Criterion#274), so the same
+# sources build on Check instead: tests/c/check_compat holds a criterion/*.h that maps
+# Criterion's API onto Check, first on the include path, and runner.c, the main().
+# Each test runs in its own process; a race report ends it with status 66
+# (halt_on_error=1), which fails that test.  handle_segv=0 lets the guard-page death
+# tests die of SIGSEGV as they expect.  TSAN_OPTIONS from the environment come last,
+# so they win; TSAN_STRESS_ITEMS scales unit_wsq's 10^7-item stress (SB_STRESS_ITEMS).
 
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+ifeq ($(SANITIZE),thread)
+TSAN_STRESS_ITEMS ?= 200000
+TEST_FW_CPPFLAGS := -Itests/c/check_compat
+TEST_FW_OBJ      := $(BUILD)/tests/check_compat_runner.o
+TEST_FW_LIBS     := $(TEST_FW_OBJ) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+TEST_FW_ENV      := TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 $$TSAN_OPTIONS" \
+                    SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS)
+TEST_FW_NOTE     := (TSan on Check: SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS))
+$(TEST_FW_OBJ): tests/c/check_compat/runner.c $(wildcard tests/c/check_compat/criterion/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_FW_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+else
+TEST_FW_CPPFLAGS :=
+TEST_FW_OBJ      :=
+TEST_FW_LIBS     := $(CRITERION_LIBS)
+TEST_FW_ENV      :=
+TEST_FW_NOTE     :=
+endif
 UNIT_SRCS  := $(wildcard tests/c/unit_*.c)
 VTEST_SRCS := $(wildcard tests/c/test_*.c)
 WL_SRCS    := workloads/workload.c $(patsubst %,workloads/%.c,$(WORKLOADS))
@@ -16,25 +42,25 @@ FIRST_VARIANT := $(firstword $(VARIANTS))
 CRITERION_FLAGS ?= --jobs 1 --short-filename
 
 UNIT_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS)
+$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS) $(TEST_FW_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ivariants/$(FIRST_VARIANT) $(CFLAGS) $< $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(CRITERION_LIBS) $(LDLIBS) -o $@
+	$(CC) $(TEST_FW_CPPFLAGS) $(CPPFLAGS) -Ivariants/$(FIRST_VARIANT) $(CFLAGS) $< $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(TEST_FW_LIBS) $(LDLIBS) -o $@
 
 # $(1) = variant: every tests/c/test_*.c links the variant's library and the workloads.
 define VARIANT_TEST_RULES
-$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) workloads/workload.h
+$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) workloads/workload.h $(TEST_FW_OBJ)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(CRITERION_LIBS) $$(LDLIBS) -o $$@
+	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@set -e; for t in $$^; do echo "== $(1): $$$$t"; $$$$t $$(CRITERION_FLAGS); done
+	@set -e; for t in $$^; do echo "== $(1): $$$$t $$(TEST_FW_NOTE)"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS); done
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS)
-	@set -e; for t in $^; do echo "== $$t"; $$t $(CRITERION_FLAGS); done
+	@set -e; for t in $^; do echo "== $$t $(TEST_FW_NOTE)"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS); done
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 

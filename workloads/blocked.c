@@ -2,14 +2,17 @@
  * blocked -- n bthreads block on one event and are released together: what it costs to
  * hold many blocked tasks (create time, memory) and to wake them all.
  *
- * Each task (BTHREAD_ATTR_SMALL) signals an "arrived" countdown, then waits on a butex
- * until its value turns 1.  The caller creates all n, waits until all have arrived, so
- * that all n are blocked at once, releases them with one store and butex_wake_all, and
- * joins them.  answer = the sum of the ids of the tasks that got through (= n(n-1)/2).
+ * Each task (BTHREAD_ATTR_SMALL) signals an "arrived" countdown, waits on a butex until
+ * its value turns 1, then signals a "finished" countdown.  The caller creates all n,
+ * waits until all have arrived, so that all n are blocked at once, releases them with
+ * one store and butex_wake_all, waits until all have finished, and joins them (so none
+ * outlives the run).  answer = the sum of the ids of the tasks that got through
+ * (= n(n-1)/2).
  *
  * Counters (per run, averaged over iterations by the harness):
  *   create_s       wall time to create the n tasks;
- *   total_s        wall time of the whole run (create, block, release, join);
+ *   total_s        wall time from the first create until every task has finished
+ *                  (create, block, release, run; not the joins);
  *   rss_blocked_mb resident set size (VmRSS) while all n are blocked;
  *   peak_rss_mb    peak resident set size (VmHWM).  Before each run the peak is reset by
  *                  writing "5" to /proc/self/clear_refs (Linux >= 4.0), so this is the
@@ -32,7 +35,7 @@
 
 typedef struct blocked_run {
     void *gate; /* a butex: 0 = closed, 1 = open */
-    bthread_countdown_t arrived;
+    bthread_countdown_t arrived, finished;
     _Atomic uint64_t sum;
 } blocked_run_t;
 
@@ -52,6 +55,7 @@ static void *blocked_task(void *arg)
         butex_wait(r->gate, 0, NULL);
     /* relaxed: only the total matters; the joins order it before the caller's read */
     atomic_fetch_add_explicit(&r->sum, s->id, memory_order_relaxed);
+    bthread_countdown_signal(&r->finished, 1);
     return NULL;
 }
 
@@ -112,6 +116,8 @@ static int blocked_parallel(const long *args, wl_run_t *out)
     int rc = (slots && run.gate) ? 0 : ENOMEM;
     if (rc == 0)
         rc = bthread_countdown_init(&run.arrived, (int)n);
+    if (rc == 0 && (rc = bthread_countdown_init(&run.finished, (int)n)) != 0)
+        bthread_countdown_destroy(&run.arrived);
     if (rc != 0) {
         if (run.gate)
             butex_destroy(run.gate);
@@ -131,18 +137,22 @@ static int blocked_parallel(const long *args, wl_run_t *out)
             break;
     }
     double t1 = now_s();
-    if (started < n) /* those never started will never arrive */
+    if (started < n) { /* those never started will never arrive nor finish */
         bthread_countdown_signal(&run.arrived, (int)(n - started));
+        bthread_countdown_signal(&run.finished, (int)(n - started));
+    }
     bthread_countdown_wait(&run.arrived);
     double rss_blocked = status_mb("VmRSS");
 
     /* release: the tasks' acquire loads of the gate see everything before this store */
     atomic_store_explicit((_Atomic int *)run.gate, 1, memory_order_release);
     butex_wake_all(run.gate);
+    bthread_countdown_wait(&run.finished);
+    double t2 = now_s();
     for (long i = 0; i < started; i++)
         bthread_join(slots[i].tid, NULL);
-    double t2 = now_s();
 
+    bthread_countdown_destroy(&run.finished);
     bthread_countdown_destroy(&run.arrived);
     butex_destroy(run.gate);
     free(slots);

@@ -85,6 +85,35 @@ def test_whole_workload_filter_and_full_sets(fake_root):
     assert plan["repetitions"] == 10 and plan["full"] is True
 
 
+def test_quick_selection(run):
+    listed = [
+        "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:4/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:1000/tasks:64/submitters:1/late:0/real_time",
+        "imbalance/imbalance:4/grain_us:10/tasks:20000/submitters:1/late:0/real_time"]
+    assert run.quick_selection(listed) == [listed[0], listed[1], listed[4]]
+    assert run.quick_selection(["uts/tree:1/real_time", "uts/tree:3/real_time"]) == \
+        ["uts/tree:1/real_time"]
+    assert run.quick_selection(["switch/roundtrip"]) == ["switch/roundtrip"]
+
+
+def test_quick_all_sets_and_filter_choose_the_sets(fake_root, run):
+    build = run.Build(fake_root)
+    targets = run.select_targets(build, ["chaselev"], no_build=True)
+
+    def fib(**kw):
+        (point,) = run.plan_points(build, list(targets), ["fib"], [1], kw.get("flt"),
+                                   kw.get("full", False), kw.get("all_sets", False))
+        return point["benchmarks"], point["filter"]
+
+    assert fib() == (["fib/n:20/real_time"], "^(fib/n:20/real_time)$")
+    assert fib(all_sets=True) == (["fib/n:20/real_time", "fib/n:25/real_time"], "^fib(/.*)?$")
+    assert fib(flt="n:25") == (["fib/n:25/real_time"], "^(fib/n:25/real_time)$")
+    assert fib(full=True)[0] == ["fib/n:20/real_time", "fib/n:25/real_time",
+                                 "fib/n:30/real_time"]
+
+
 def test_other_benchmark_families_run_only_when_named(fake_root, run):
     build = run.Build(fake_root)
     targets = run.select_targets(build, ["chaselev"], no_build=True)

@@ -1,0 +1,28 @@
+/*
+ * place_affinity.h -- no stealing, and a task stays where it was made: a worker's new
+ * task goes to its own queue, a foreign thread's tasks go to that thread's home worker
+ * (threads get home workers round-robin at their first submission).  This is the
+ * per-thread-queue pool of the work-stealing article ("seven threads idle while the
+ * eighth has a pile of tasks"): cheap and local while the load is even, stuck when a
+ * submitter or a task tree puts more work on one worker than on the others.
+ */
+#ifndef SCHEDBENCH_PLACE_AFFINITY_H
+#define SCHEDBENCH_PLACE_AFFINITY_H
+
+static _Atomic unsigned affinity_next_home;
+static __thread int affinity_home = -1;
+
+static inline void affinity_submit(task_t *t)
+{
+    if (affinity_home < 0) /* relaxed: only spreads threads, orders nothing */
+        affinity_home = (int)atomic_fetch_add_explicit(&affinity_next_home, 1,
+                                                       memory_order_relaxed);
+    worker_t *w = worker_at(affinity_home % worker_count());
+    remote_push(w, t);
+    IDLE_WAKE(w);
+}
+
+#define STEALING 0
+#define REMOTE_SUBMIT(t) affinity_submit(t)
+
+#endif /* SCHEDBENCH_PLACE_AFFINITY_H */
