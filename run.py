@@ -1071,11 +1071,17 @@ def execute_plan(root, run_dir, plan, quiet=False):
     status_path = os.path.join(run_dir, "status.json")
     status = read_json(status_path) or {}
     points = plan["points"]
-    todo = [p for p in points if not point_done(run_dir, p)]
+    todo = []
+    for p in points:
+        if not point_done(run_dir, p):
+            todo.append(p)
+        elif not status.get(p["id"], {}).get("ok"):
+            # killed between the raw file's rename and the status write
+            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume")
     if len(todo) < len(points):
         print(f"{PROG}: {len(points) - len(todo)} of {len(points)} points already done",
               file=sys.stderr)
-    durations = [s["seconds"] for s in status.values() if isinstance(s, dict) and "seconds" in s]
+    durations = [s["seconds"] for s in status.values() if isinstance(s, dict) and s.get("seconds")]
     progress = Progress(len(points), len(points) - len(todo), durations, quiet)
     try:
         for point in todo:
@@ -1369,12 +1375,12 @@ class PlotBuilder:
         30-50% band of the claim shaded."""
         groups = {}
         for bench in self.table:
-            value = params_of(bench).get("imbalance")
+            value = params_of(bench).get(CLAIM_PARAM)
             try:
                 x = float(value)
             except (TypeError, ValueError):
                 continue
-            rest = display_name(re.sub(r"/imbalance:[^/]*", "", bench))
+            rest = display_name(re.sub(rf"/{CLAIM_PARAM}:[^/]*", "", bench))
             groups.setdefault(rest, []).append((x, bench))
         plots = []
         lo, hi = CLAIM_BAND
@@ -1398,8 +1404,8 @@ class PlotBuilder:
                                     top = max(top, rs[2])
                         if rows:
                             series.append((v, self.colors[v], self.reference.get(v), rows))
-                    if not series:
-                        continue
+                    if not any(len(rows) > 1 for _, _, _, rows in series):
+                        continue          # no sweep left (e.g. the baseline failed)
                     title = f"{rest}: speedup over {base} vs imbalance, {workers_label(w)}"
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
@@ -1408,7 +1414,7 @@ class PlotBuilder:
                     plots.append(lines_plot(
                         f"imbalance_vs_{base}_w{w}_{safe_name(rest)}", "imbalance", title,
                         "imbalance factor", f"{base} time / variant time", series, extra=extra,
-                        benchmark=rest, workload="imbalance"))
+                        benchmark=rest, workload=workload_of(rest)))
         return plots
 
     def _per_variant_histogram(self, cells, metric):
@@ -1461,7 +1467,7 @@ class PlotBuilder:
             if not panels:
                 continue
             label = display_name(bench)
-            body = common_settings(label, "", "")[:2] + HISTOGRAM_STYLE + ["set tmargin 4"]
+            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 4"]
             body.append(f"set multiplot layout 1,{len(panels)} "
                         f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
             blocks = []
@@ -1768,7 +1774,7 @@ class Report:
 
     def claim(self):
         """The imbalance workload's speedups over the baselines against the 30-50% band."""
-        benches = sorted({r.benchmark for r in self.data.usable() if "imbalance" in r.params})
+        benches = sorted({r.benchmark for r in self.data.usable() if CLAIM_PARAM in r.params})
         bases = [b for b in BASELINES if b in self.variants]
         if not benches or not bases:
             return []
@@ -1799,8 +1805,9 @@ class Report:
                         rows.append([display_name(bench), w] + cells)
             if not rows:
                 continue
-            out += [f"Over `{base}`, with 2 or more workers: {counts['band']} cells in the band, "
-                    f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x.", "",
+            out += [f"Over `{base}`, with 2 or more workers: {counts['band']} in the band, "
+                    f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x "
+                    "(variant x benchmark cells).", "",
                     format_table(["benchmark", "workers"] + cols, rows, markdown=True)]
         for p in self.plots("imbalance"):
             out.append(self.plot_link(p))
@@ -1877,8 +1884,6 @@ def finalize_run(run_dir):
 def new_run_dir(out, root):
     """The directory of a new run: --out, or results/<date-time>."""
     if out:
-        if os.path.isdir(out) and os.listdir(out):
-            raise UsageError(f"{out} exists and is not empty (use --resume {out} to continue it)")
         path = out
     else:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -1887,6 +1892,13 @@ def new_run_dir(out, root):
             path, n = os.path.join(runs_base(root), f"{stamp}-{n}"), n + 1
     os.makedirs(path, exist_ok=True)
     return os.path.abspath(path)
+
+
+def run_spec(run_dir, root):
+    """How to name run_dir on the command line: its id when it is under results/."""
+    if os.path.dirname(os.path.abspath(run_dir)) == os.path.abspath(runs_base(root)):
+        return os.path.basename(run_dir)
+    return run_dir
 
 
 def command_line():
@@ -1952,19 +1964,18 @@ def resume_run(args, build):
 
 def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
     """Plots (when gnuplot is there; otherwise a warning) and REPORT.md; returns the
-    report's path and whether every plot rendered."""
-    manifest, rendered = None, True
+    report's path."""
+    manifest = None
     if plots:
         try:
             manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot())
-            rendered = all(not p.get("error") for p in manifest["plots"])
         except UsageError as e:
             warn(f"{e}; the report has no plots")
     else:
         manifest = read_json(os.path.join(plots_dir(root, data.run_id), "plots.json"))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
     atomic_write_text(path, Report(data, manifest, alpha, path, root).render())
-    return path, rendered
+    return path
 
 
 def cmd_run(args):
@@ -1976,8 +1987,8 @@ def cmd_run(args):
     try:
         status = execute_plan(build.root, run_dir, plan, args.quiet)
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume {run_id}",
-              file=sys.stderr)
+        print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume "
+              f"{run_spec(run_dir, build.root)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
@@ -1991,7 +2002,7 @@ def cmd_run(args):
               f"(log: {os.path.join(os.path.relpath(run_dir), logs[pid])})",
               file=sys.stderr)
     if not args.no_plot:
-        path, _ = make_plots_and_report(data, build.root, args.alpha)
+        path = make_plots_and_report(data, build.root, args.alpha)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
     return EXIT_FAILED if failed or wrong else 0
 
@@ -2076,8 +2087,8 @@ def cmd_compare(args):
 
 def cmd_report(args):
     data = load_selected(args, args.run)
-    path, _ = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
-                                    report_path=args.out)
+    path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
+                                 report_path=args.out)
     print(f"{PROG}: report: {os.path.relpath(path)}")
     return 0
 

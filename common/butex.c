@@ -71,7 +71,7 @@ static void wake_waiter(butex_waiter_t *w)
 {
     task_t *t = w->task;
     if (t) {
-        core_ready(t);
+        core_ready_woken(t);
     } else {
         /* release: the reason written before is visible to the waiter */
         atomic_store_explicit(&w->futex, 1, memory_order_release);

@@ -82,6 +82,8 @@ task_t *core_current(void);
 task_t *core_current_suspendable(void);
 /* Make t runnable: into the calling worker's queue, or a remote queue from a pthread. */
 void core_ready(task_t *t);
+/* Make a task woken by a butex runnable (see sched.c: the runnext slot). */
+void core_ready_woken(task_t *t);
 /* Suspend the running bthread; fn(arg) runs right after the switch, on whatever runs
  * next (the "remained" callback), and typically publishes the task to a wait list. */
 void core_suspend(void (*fn)(void *), void *arg);

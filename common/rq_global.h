@@ -74,6 +74,7 @@ static inline void gq_wake_all(void)
 }
 
 #define STEALING 0
+#define RUNNEXT 0 /* no per-worker slot either: woken tasks go to the global queue */
 #define RQ_T char /* no per-worker queue */
 #define RQ_INIT(w) 0
 #define RQ_FINI(w) ((void)0)

@@ -276,6 +276,9 @@ static task_t *rq_remote_pop(remote_queue_t *q)
 #ifndef REMOTE_SUBMIT
 #define REMOTE_SUBMIT(t) remote_submit_default(t)
 #endif
+#ifndef RUNNEXT
+#define RUNNEXT 1 /* butex wake-ups from a worker go to its runnext slot, unsignalled */
+#endif
 #ifndef VICTIM_STATE_T
 #define VICTIM_STATE_T char
 #endif
@@ -310,7 +313,8 @@ struct worker {
     /* -- statistics: written by the owner, read by bthread_get_stats ------------------ */
     alignas(CACHELINE) worker_stats_t st;
     /* -- shared with thieves and submitters ------------------------------------------ */
-    alignas(CACHELINE) RQ_T rq;
+    alignas(CACHELINE) _Atomic(task_t *) runnext; /* a woken task this worker runs next */
+    RQ_T rq;
     remote_queue_t remote;
     pthread_t thread;
 };
@@ -375,6 +379,26 @@ static void make_ready(worker_t *w, task_t *t, bool signal)
 }
 
 void core_ready(task_t *t) { make_ready(tls_worker, t, true); }
+
+/* A task woken by a butex.  From a worker it goes to the worker's runnext slot (Go's
+ * runnext) and no idle worker is woken for it: the waker usually blocks soon (a
+ * ping-pong, a hand-off, a lock convoy), and then this worker runs the woken task at
+ * once, on a warm cache, without a system call.  If the waker keeps running, the task
+ * waits in runnext until the next switch on this worker, or until a searching worker
+ * takes it (thieves look at runnext after the queues).  A task displaced from runnext
+ * goes to the run queue with the usual signal. */
+void core_ready_woken(task_t *t)
+{
+    worker_t *w = tls_worker;
+    if (!RUNNEXT || !w) {
+        make_ready(w, t, true);
+        return;
+    }
+    /* acq_rel: publishes t to a thief's exchange; acquires the task we displace */
+    task_t *old = atomic_exchange_explicit(&w->runnext, t, memory_order_acq_rel);
+    if (old)
+        make_ready(w, old, true);
+}
 
 /* ======================================================================================
  * 4. The switch path.
@@ -553,6 +577,18 @@ static task_t *steal_round(worker_t *w)
         if (t)
             return t;
     }
+    /* last: a victim's runnext (it may be busy for a while: see core_ready_woken) */
+    VICTIM_BEGIN(w, &it);
+    while (RUNNEXT && (v = VICTIM_NEXT(w, &it)) >= 0) {
+        _Atomic(task_t *) *slot = &ctl.workers[v].runnext;
+        task_t *t;
+        if (atomic_load_explicit(slot, memory_order_relaxed) &&
+            (t = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel))) {
+            STAT_INC(w, steals);
+            STAT_INC(w, stolen_tasks);
+            return t;
+        }
+    }
 #else
     (void)w;
 #endif
@@ -564,6 +600,10 @@ static task_t *find_work(worker_t *w)
 {
     task_t *t;
     if ((++w->tick & 63) == 0 && (t = remote_pop_counted(w, w)))
+        return t;
+    /* relaxed load first: the slot is usually empty; the exchange orders the take */
+    if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
+        (t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
         return t;
     if ((t = RQ_POP(w)))
         return t;

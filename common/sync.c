@@ -52,9 +52,13 @@
  *
  * Semaphore.  The value is the count plus a WAITERS bit, the mutex idea generalised:
  * post adds to the count and clears WAITERS, and calls butex_wake_n only if WAITERS was
- * set; a waiter sets WAITERS before it sleeps and, after it has slept once, keeps
- * WAITERS set when it takes a token (others may still sleep).  Waits are not
- * interruptible.
+ * set; a waiter sets WAITERS before it sleeps.  With more than one token the mutex's
+ * argument is not enough: after a post has cleared WAITERS and woken A, further posts
+ * see no WAITERS and wake nobody, although B may still sleep.  So a waiter that has
+ * slept (a) keeps WAITERS set when it takes a token, so the next post wakes, and (b)
+ * passes the baton: if it leaves the count above 0, it wakes one more sleeper.  The
+ * invariant: whenever tokens are left and someone sleeps, some woken waiter is on its
+ * way to take one.  Waits are not interruptible.
  *
  * Countdown.  The value is the count; signal subtracts and wakes all when it reaches
  * <= 0; waiters sleep on the exact count they saw and return when it is <= 0.
@@ -511,15 +515,20 @@ int bthread_sem_destroy(bthread_sem_t *s)
 }
 
 /* Take one token if there is one.  `keep` is SEM_WAITERS for a thread that has slept
- * (others may still sleep, so the next post must wake), else 0. */
-static inline int sem_take(_Atomic int *v, int *s, int keep)
+ * (others may still sleep, so the next post must wake), else 0.  A thread that has
+ * slept also passes the baton (see the header) when it leaves tokens behind. */
+static inline int sem_take(void *b, int *s, int keep)
 {
+    _Atomic int *v = word(b);
     while (*s & SEM_COUNT) {
         /* acquire: pairs with the poster's release. */
         if (atomic_compare_exchange_weak_explicit(v, s, (*s - 1) | keep,
                                                   memory_order_acquire,
-                                                  memory_order_relaxed))
+                                                  memory_order_relaxed)) {
+            if (keep && (*s & SEM_COUNT) > 1)
+                butex_wake(b);
             return 1;
+        }
     }
     return 0;
 }
@@ -528,9 +537,8 @@ int bthread_sem_trywait(bthread_sem_t *sem)
 {
     if (UNLIKELY(!sem || !sem->butex))
         return EINVAL;
-    _Atomic int *v = word(sem->butex);
-    int s = atomic_load_explicit(v, memory_order_relaxed);
-    return sem_take(v, &s, 0) ? 0 : EAGAIN;
+    int s = atomic_load_explicit(word(sem->butex), memory_order_relaxed);
+    return sem_take(sem->butex, &s, 0) ? 0 : EAGAIN;
 }
 
 static int sem_wait_impl(bthread_sem_t *sem, const struct timespec *abstime)
@@ -541,7 +549,7 @@ static int sem_wait_impl(bthread_sem_t *sem, const struct timespec *abstime)
     int s = atomic_load_explicit(v, memory_order_relaxed);
     int keep = 0;
     for (;;) {
-        if (sem_take(v, &s, keep))
+        if (sem_take(sem->butex, &s, keep))
             return 0;
         if (UNLIKELY(bad_abstime(abstime)))
             return EINVAL;
@@ -555,7 +563,7 @@ static int sem_wait_impl(bthread_sem_t *sem, const struct timespec *abstime)
         keep = SEM_WAITERS;
         s = atomic_load_explicit(v, memory_order_relaxed);
         if (UNLIKELY(rc != 0))
-            return sem_take(v, &s, keep) ? 0 : rc; /* last attempt, see the header */
+            return sem_take(sem->butex, &s, keep) ? 0 : rc; /* last attempt: header */
     }
 }
 

@@ -110,3 +110,4 @@ test-shim: $(SHIM_CHECK)
 	$(PYTHON) harness/benchjson.py shimcheck $(SHIM_CHECK).json
 test: test-shim
 -include harness/ref/rules.mk
+-include harness/ref/go/rules.mk

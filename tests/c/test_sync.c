@@ -753,6 +753,49 @@ Test(sync, sem_every_token_taken_once, .timeout = 60)
     cr_assert_eq(bthread_sem_destroy(&s.s), 0);
 }
 
+#define BURST_SLEEPERS 10 /* 8 bthreads + 2 pthreads */
+#define BURST_ROUNDS 20
+
+static void *sem_burst_sleeper(void *p)
+{
+    sem_shared_t *s = *(sem_shared_t **)p;
+    CHECK(bthread_sem_wait(&s->s) == 0);
+    atomic_fetch_add_explicit(&s->taken, 1, memory_order_relaxed); /* after join */
+    return NULL;
+}
+
+/* All takers asleep, then single posts in a burst: the first post wakes one sleeper and
+ * clears the waiters mark, so the later posts must still reach the other sleepers
+ * (a semaphore that wakes only on the mark strands tokens here and hangs). */
+Test(sync, sem_burst_of_posts_wakes_every_sleeper, .timeout = 60)
+{
+    sem_shared_t s = {0};
+    cr_assert_eq(bthread_sem_init(&s.s, 0), 0);
+    sem_shared_t *argv[BURST_SLEEPERS];
+    for (int i = 0; i < BURST_SLEEPERS; i++)
+        argv[i] = &s;
+    for (int round = 0; round < BURST_ROUNDS; round++) {
+        bthread_t bt[8];
+        pthread_t pt[2];
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(bthread_start_background(&bt[i], NULL, sem_burst_sleeper, &argv[i]),
+                         0);
+        for (int i = 0; i < 2; i++)
+            cr_assert_eq(pthread_create(&pt[i], NULL, sem_burst_sleeper, &argv[8 + i]), 0);
+        bthread_usleep(20000); /* let them all fall asleep */
+        for (int i = 0; i < BURST_SLEEPERS; i++)
+            cr_assert_eq(bthread_sem_post(&s.s), 0);
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(bthread_join(bt[i], NULL), 0);
+        for (int i = 0; i < 2; i++)
+            cr_assert_eq(pthread_join(pt[i], NULL), 0);
+        cr_assert_eq(s.taken, (round + 1) * BURST_SLEEPERS);
+        cr_assert_eq(bthread_sem_trywait(&s.s), EAGAIN);
+    }
+    assert_no_failures();
+    cr_assert_eq(bthread_sem_destroy(&s.s), 0);
+}
+
 /* ---- countdown ------------------------------------------------------------------- */
 
 typedef struct cd_shared {

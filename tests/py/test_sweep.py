@@ -266,3 +266,32 @@ def test_progress_on_a_terminal_and_off(run):
     progress.finish(points[2], ok)
     progress.close()
     assert plain.getvalue() == "[1/1] chaselev workers=3 fib: ok (2.0 s)\n"
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
+    import subprocess
+    import sys
+    import time
+    from conftest import RUN_PY
+    log = str(tmp_path / "bench.log")
+    env = dict(os.environ, FAKE_BENCH_LOG=log, FAKE_BENCH_HANG="^static/2$")
+    env.pop("MAKEFLAGS", None)
+    proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", fake_root, "--workers",
+                             "1,2", "--variants", "static", "--no-plot", "--quiet"],
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:          # wait for the hanging point to start
+        if os.path.exists(log) and any(i["workers"] == 2 for i in invocations(log)):
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)           # what Ctrl-C on a terminal does
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    run_id = os.path.basename(only_run(fake_root))
+    assert "interrupted; continue with: " in err and f"run --resume {run_id}" in err
+    assert "Traceback" not in err
+    run_dir = only_run(fake_root)
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
+    assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
