@@ -18,6 +18,12 @@
  * read-only line when nobody sleeps, and a system call only when somebody does: on this
  * kind of VM a futex call costs ~1.2 us, more than the whole switch path.
  *
+ * A waker claims the worker it wakes (waiting 1 -> 0, uncounted from sleepers), so a
+ * burst of submissions wakes each sleeper once instead of calling futex_wake for every
+ * task while the first woken worker is still getting up.  A worker whose recheck found
+ * work uncounts itself.  Every worker still counted either can be claimed or will run
+ * find_work again, so the check above stays sound.
+ *
  * Each wake wakes at most one worker, so no more workers wake than tasks appear.  A
  * targeted wake (a task placed on one worker's queue, for variants without stealing)
  * goes to that worker's lot.
@@ -66,24 +72,37 @@ static inline task_t *park_wait(worker_t *w)
     park_lot_t *lot = &parking.lots[worker_index(w)];
     int st = atomic_load_explicit(&lot->state, memory_order_acquire);
     /* seq_cst: the announcement is ordered before the recheck's loads (see above) */
-    atomic_fetch_add_explicit(&lot->waiting, 1, memory_order_seq_cst);
+    atomic_store_explicit(&lot->waiting, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&parking.sleepers, 1, memory_order_seq_cst);
     task_t *t = find_work(w);
     if (!t && !core_stopping()) {
         stat_park(w);
         futex_wait_private(&lot->state, st, NULL);
     }
-    /* relaxed: a waker that still sees us counted only makes a spare futex call */
-    atomic_fetch_sub_explicit(&parking.sleepers, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&lot->waiting, 1, memory_order_relaxed);
+    /* Leave: unless a waker claimed us (and so uncounted us), uncount ourselves. */
+    int one = 1;
+    if (atomic_compare_exchange_strong_explicit(&lot->waiting, &one, 0, memory_order_relaxed,
+                                                memory_order_relaxed))
+        atomic_fetch_sub_explicit(&parking.sleepers, 1, memory_order_relaxed);
     return t;
 }
 
-static inline void park_signal(park_lot_t *lot)
+/* Claim a waiting worker and wake it.  The claim (waiting 1 -> 0, and sleepers - 1 at
+ * once) makes the next waker look elsewhere instead of waking the same worker again
+ * while it is still on its way out of futex_wait: one system call per sleeper. */
+static inline bool park_signal(park_lot_t *lot)
 {
+    int one = 1;
+    if (!atomic_compare_exchange_strong_explicit(&lot->waiting, &one, 0, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return false;
+    atomic_fetch_sub_explicit(&parking.sleepers, 1, memory_order_relaxed);
+    /* seq_cst: the bump is ordered after our caller's fence, so a worker that reads the
+     * old state before it waits sees the new one in the kernel's compare */
     atomic_fetch_add_explicit(&lot->state, 1, memory_order_seq_cst);
     futex_wake_private(&lot->state, 1);
     stat_wakeup();
+    return true;
 }
 
 /* After publishing a task: wake `target`, or any one sleeper when target is NULL. */
@@ -95,19 +114,15 @@ static inline void park_wake(worker_t *target)
     if (atomic_load_explicit(&parking.sleepers, memory_order_relaxed) == 0)
         return;
     if (target) {
-        park_lot_t *lot = &parking.lots[worker_index(target)];
-        if (atomic_load_explicit(&lot->waiting, memory_order_relaxed))
-            park_signal(lot);
+        park_signal(&parking.lots[worker_index(target)]);
         return;
     }
     int n = parking.n;
     unsigned start = atomic_fetch_add_explicit(&parking.next, 1, memory_order_relaxed);
     for (int k = 0; k < n; k++) {
         park_lot_t *lot = &parking.lots[(start + (unsigned)k) % (unsigned)n];
-        if (atomic_load_explicit(&lot->waiting, memory_order_relaxed)) {
-            park_signal(lot);
+        if (atomic_load_explicit(&lot->waiting, memory_order_relaxed) && park_signal(lot))
             return;
-        }
     }
 }
 

@@ -85,6 +85,7 @@ static inline void stat_wakeup(void);
 #define WORKER_FREE_MAX 256u
 
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
+static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
 static spinlock_t pool_lock = SPINLOCK_INIT;
 static task_t *pool_free; /* under pool_lock */
@@ -174,6 +175,24 @@ static void task_free(struct free_cache *fc, task_t *t)
     spin_unlock(&pool_lock);
 }
 
+/* Non-worker threads only allocate (tasks end on workers), from a thread-local cache
+ * refilled 32 at a time; it is dropped when the pool was freed by a shutdown since. */
+static __thread struct free_cache foreign_cache;
+static __thread unsigned foreign_generation;
+
+static struct free_cache *foreign_free_cache(void)
+{
+    /* relaxed: a shutdown and the next start-up are ordered by ctl.lock and the
+     * acquire in core_ensure_started, which every caller passed */
+    unsigned gen = atomic_load_explicit(&pool_generation, memory_order_relaxed);
+    if (foreign_generation != gen) {
+        foreign_cache.head = NULL;
+        foreign_cache.n = 0;
+        foreign_generation = gen;
+    }
+    return &foreign_cache;
+}
+
 static task_t *slot_task(uint32_t slot)
 {
     uint32_t c = slot / SLOTS_PER_CHUNK;
@@ -210,6 +229,7 @@ static unsigned long live_tasks(void)
 
 static void pool_free_all(void)
 {
+    atomic_fetch_add_explicit(&pool_generation, 1, memory_order_relaxed);
     uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
     for (uint32_t c = 0; c < n; c++)
         free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
@@ -242,20 +262,24 @@ static void rq_remote_push(remote_queue_t *q, task_t *t)
     spin_unlock(&q->lock);
 }
 
-static task_t *rq_remote_pop(remote_queue_t *q)
+/* Take up to max tasks from the head: returns the first, chained through ->next. */
+static task_t *rq_remote_take(remote_queue_t *q, unsigned max)
 {
     /* relaxed hint: a push we miss here is followed by a wake-up (or a later recheck) */
     if (!atomic_load_explicit(&q->head, memory_order_relaxed))
         return NULL;
     spin_lock(&q->lock);
-    task_t *t = atomic_load_explicit(&q->head, memory_order_relaxed);
-    if (t) {
-        atomic_store_explicit(&q->head, t->next, memory_order_relaxed);
-        if (!t->next)
+    task_t *first = atomic_load_explicit(&q->head, memory_order_relaxed), *last = first;
+    if (first) {
+        for (unsigned k = 1; k < max && last->next; k++)
+            last = last->next;
+        atomic_store_explicit(&q->head, last->next, memory_order_relaxed);
+        if (!last->next)
             q->tail = NULL;
+        last->next = NULL;
     }
     spin_unlock(&q->lock);
-    return t;
+    return first;
 }
 
 /* ======================================================================================
@@ -544,11 +568,31 @@ static void task_runner(intptr_t unused)
 /* ======================================================================================
  * 5. Finding work, and the worker's main loop.
  * ==================================================================================== */
-static task_t *remote_pop_counted(worker_t *self, worker_t *from)
+/* One task from another worker's remote queue (a thief). */
+static inline task_t *remote_pop_counted(worker_t *self, worker_t *from)
 {
-    task_t *t = rq_remote_pop(&from->remote);
+    task_t *t = rq_remote_take(&from->remote, 1);
     if (t)
         STAT_INC(self, remote_pops);
+    return t;
+}
+
+/* From our own remote queue, a batch: one lock for up to REMOTE_BATCH tasks.  The rest
+ * go to our run queue, where thieves can still reach them. */
+#define REMOTE_BATCH 16
+static task_t *remote_pop_own(worker_t *w)
+{
+    task_t *t = rq_remote_take(&w->remote, REMOTE_BATCH);
+    if (!t)
+        return NULL;
+    unsigned n = 1;
+    for (task_t *x = t->next, *nx; x; x = nx, n++) {
+        nx = x->next;
+        if (!RQ_PUSH(w, x))
+            spill(w, x);
+    }
+    t->next = NULL;
+    STAT_ADD(w, remote_pops, n);
     return t;
 }
 
@@ -599,7 +643,7 @@ static task_t *steal_round(worker_t *w)
 static task_t *find_work(worker_t *w)
 {
     task_t *t;
-    if ((++w->tick & 63) == 0 && (t = remote_pop_counted(w, w)))
+    if ((++w->tick & 63) == 0 && (t = remote_pop_own(w)))
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
     if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
@@ -607,7 +651,7 @@ static task_t *find_work(worker_t *w)
         return t;
     if ((t = RQ_POP(w)))
         return t;
-    if ((t = remote_pop_counted(w, w)))
+    if ((t = remote_pop_own(w)))
         return t;
     return steal_round(w);
 }
@@ -728,7 +772,7 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
         return EINVAL;
     core_ensure_started();
     worker_t *w = tls_worker;
-    task_t *t = task_alloc(w ? &w->free_slots : NULL);
+    task_t *t = task_alloc(w ? &w->free_slots : foreign_free_cache());
     if (!t)
         return EAGAIN;
     t->fn = fn;

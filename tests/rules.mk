@@ -6,35 +6,53 @@
 #   tests/py/test_*.py run.py's tests (pytest)
 #
 # Every Criterion test carries its own .timeout; the runner adds --jobs 1 so that tests
-# with their own worker threads do not compete on this 2-core machine.
+# with their own worker threads do not compete on this 2-core machine.  Every binary
+# runs even after one fails; the target fails at the end if any did.
 #
 # SANITIZE=thread: Criterion cannot start under TSan (Snaipe/Criterion#274), so the same
 # sources build on Check instead: tests/c/check_compat holds a criterion/*.h that maps
 # Criterion's API onto Check, first on the include path, and runner.c, the main().
 # Each test runs in its own process; a race report ends it with status 66
 # (halt_on_error=1), which fails that test.  handle_segv=0 lets the guard-page death
-# tests die of SIGSEGV as they expect.  TSAN_OPTIONS from the environment come last,
-# so they win; TSAN_STRESS_ITEMS scales unit_wsq's 10^7-item stress (SB_STRESS_ITEMS).
+# tests die of SIGSEGV as they expect; atexit_sleep_ms=100 (TSan's default is 1000, in
+# every test process that has threads) keeps ~100 test processes from idling 100 s.
+# TSAN_OPTIONS from the environment come last, so they win.  TSAN_STRESS_ITEMS scales
+# unit_wsq's 10^7-item stress (its SB_STRESS_ITEMS).
 
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+CHECK_LIBS     := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+COMPAT_OBJ     := $(BUILD)/tests/check_compat_runner.o
+COMPAT_SELFTEST := $(BUILD)/tests/check_compat_selftest
 ifeq ($(SANITIZE),thread)
 TSAN_STRESS_ITEMS ?= 200000
 TEST_FW_CPPFLAGS := -Itests/c/check_compat
-TEST_FW_OBJ      := $(BUILD)/tests/check_compat_runner.o
-TEST_FW_LIBS     := $(TEST_FW_OBJ) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
-TEST_FW_ENV      := TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 $$TSAN_OPTIONS" \
+TEST_FW_OBJ      := $(COMPAT_OBJ)
+TEST_FW_LIBS     := $(COMPAT_OBJ) $(CHECK_LIBS)
+TEST_FW_ENV      := TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 atexit_sleep_ms=100 $$TSAN_OPTIONS" \
                     SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS)
-TEST_FW_NOTE     := (TSan on Check: SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS))
-$(TEST_FW_OBJ): tests/c/check_compat/runner.c $(wildcard tests/c/check_compat/criterion/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_FW_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+TEST_FW_NOTE     := (TSan, on Check: SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS))
+TEST_FW_FIRST    := test-check-compat
 else
 TEST_FW_CPPFLAGS :=
 TEST_FW_OBJ      :=
 TEST_FW_LIBS     := $(CRITERION_LIBS)
 TEST_FW_ENV      :=
 TEST_FW_NOTE     :=
+TEST_FW_FIRST    :=
 endif
+
+# The compat layer and its own test (known outcomes, checked by selftest.sh); any build
+# can run it: make test-check-compat.
+$(COMPAT_OBJ): tests/c/check_compat/runner.c $(wildcard tests/c/check_compat/criterion/*.h)
+	@mkdir -p $(@D)
+	$(CC) -Itests/c/check_compat $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(COMPAT_SELFTEST): tests/c/check_compat/selftest.c $(COMPAT_OBJ)
+	$(CC) -Itests/c/check_compat $(CPPFLAGS) $(CFLAGS) $< $(COMPAT_OBJ) $(CHECK_LIBS) $(LDLIBS) -o $@
+.PHONY: test-check-compat
+test-check-compat: $(COMPAT_SELFTEST)
+	@echo "== $< $(TEST_FW_NOTE)"
+	@$(TEST_FW_ENV) sh tests/c/check_compat/selftest.sh $< $(if $(filter thread,$(SANITIZE)),tsan)
+
 UNIT_SRCS  := $(wildcard tests/c/unit_*.c)
 VTEST_SRCS := $(wildcard tests/c/test_*.c)
 WL_SRCS    := workloads/workload.c $(patsubst %,workloads/%.c,$(WORKLOADS))
@@ -53,14 +71,14 @@ $(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMO
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@set -e; for t in $$^; do echo "== $(1): $$$$t $$(TEST_FW_NOTE)"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS); done
+	@st=0; for t in $$^; do echo "== $(1): $$$$t $$(TEST_FW_NOTE)"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
-test-unit: $(UNIT_BINS)
-	@set -e; for t in $^; do echo "== $$t $(TEST_FW_NOTE)"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS); done
+test-unit: $(UNIT_BINS) | $(TEST_FW_FIRST)
+	@st=0; for t in $^; do echo "== $$t $(TEST_FW_NOTE)"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 

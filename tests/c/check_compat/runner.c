@@ -118,6 +118,9 @@ void sbcc_fail_(int fatal, const char *file, int line, const char *what, const c
     va_start(ap, fmt);
     format_failure(msg, sizeof msg, what, fmt, ap);
     va_end(ap);
+    for (char *c = msg; *c; c++) /* Check reports one line per test */
+        if (*c == '\n')
+            *c = ' ';
     if (fatal) {
         fflush(NULL);
         _ck_assert_failed(file, line, "Failed", "%s", msg); /* _exit(1) in fork mode */
@@ -177,10 +180,37 @@ char *sbcc_what_cmp_(char *buf, size_t n, const char *expr, const char *a, const
     return buf;
 }
 
+/* s as a C string literal (quotes, escapes), cut to fit n bytes, so that a failure
+ * stays on Check's one line. */
+static const char *quoted(char *out, size_t n, const char *s)
+{
+    if (!s)
+        return "NULL";
+    size_t o = 0;
+    out[o++] = '"';
+    for (; *s && o + 8 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '"' ? "\\\""
+                        : c == '\\' ? "\\\\" : NULL;
+        if (esc)
+            o += (size_t)snprintf(out + o, n - o, "%s", esc);
+        else if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    if (*s)
+        o += (size_t)snprintf(out + o, n - o, "...");
+    out[o++] = '"';
+    out[o] = '\0';
+    return out;
+}
+
 char *sbcc_what_str_(char *buf, size_t n, const char *expr, const char *a, const char *b)
 {
-    snprintf(buf, n, "%s is false: left \"%s\", right \"%s\"", expr, a ? a : "(null)",
-             b ? b : "(null)");
+    char qa[256], qb[256];
+    snprintf(buf, n, "%s is false: left %s, right %s", expr, quoted(qa, sizeof qa, a),
+             quoted(qb, sizeof qb, b));
     return buf;
 }
 
@@ -209,6 +239,12 @@ static void redirect(int fd, FILE *stream)
     if (m < 0 || dup2(m, fd) < 0)
         sbcc_fail_(1, __FILE__, __LINE__, "redirect", "memfd/dup2: %s", strerror(errno));
     cap_fd[fd] = m;
+#ifdef SBCC_SANITIZER
+    /* Reports to the real stderr.  Set here, in the test process: the sanitizer drops
+     * a report fd that a parent process set (it would open log_path instead). */
+    if (fd == STDERR_FILENO)
+        __sanitizer_set_report_fd((void *)(intptr_t)err_fd);
+#endif
 }
 
 void cr_redirect_stdout(void) { redirect(STDOUT_FILENO, stdout); }
@@ -341,9 +377,6 @@ int main(int argc, char **argv)
     int dupd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
     if (dupd >= 0)
         err_fd = dupd;
-#ifdef SBCC_SANITIZER
-    __sanitizer_set_report_fd((void *)(intptr_t)err_fd);
-#endif
 
     /* Expand into slots: one per test, one per parameter. */
     int disabled = 0;
