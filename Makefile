@@ -21,13 +21,10 @@ PYTHON   ?= /usr/bin/python3
 VARIANTS  := $(sort $(patsubst variants/%/variant.h,%,$(wildcard variants/*/variant.h)))
 WORKLOADS := $(sort $(patsubst workloads/%.c,%,$(filter-out workloads/workload.c,$(wildcard workloads/*.c))))
 
-ifeq ($(SANITIZE),)
-BUILD    := build
-SANFLAGS :=
-else
-BUILD    := build-$(SANITIZE)
-SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-endif
+# gcc builds go to build/, others to build-<compiler>[-<sanitizer>]/, so they never mix.
+COMPILER := $(if $(filter clang%,$(notdir $(CC))),clang,)
+BUILD    ?= build$(if $(COMPILER),-$(COMPILER))$(if $(SANITIZE),-$(SANITIZE))
+SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer)
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror
@@ -80,4 +77,4 @@ run: all
 	$(PYTHON) run.py run
 
 clean:
-	rm -rf build build-address build-thread build-undefined
+	rm -rf build build-*

@@ -57,7 +57,7 @@ EXIT_INTERRUPTED = 130
 
 # The two baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"):
 # speedups are drawn over each of them when the run has it.
-BASELINES = ("threadpool", "static")
+BASELINES = ("threadpool", "static", "affinity")
 CLAIM_BAND = (1.3, 1.5)
 
 # Sweep presets: (repetitions, --benchmark_min_time seconds, per-point timeout seconds).
@@ -69,8 +69,10 @@ FULL = dict(repetitions=10, min_time=0.5, timeout=1800)
 # harness then also registers each workload's extra argument sets (workload_t.full).
 FULL_ENV = "SCHEDBENCH_FULL"
 # The quick sweep runs each workload's first listed argument set, plus the sets that
-# differ from it only in this parameter: the imbalance factor of the 30-50% claim.
+# differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
+# every set of the claim's own workload (its scenarios are cheap and are the point).
 CLAIM_PARAM = "imbalance"
+CLAIM_WORKLOAD = "imbalance"
 
 
 # ============================================================================================
@@ -831,7 +833,10 @@ def group_by_workload(names):
 
 def quick_selection(listed):
     """The quick sweep's share of one workload's listed argument sets: the first, and
-    those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole)."""
+    those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
+    every set of CLAIM_WORKLOAD."""
+    if listed and listed[0].split("/", 1)[0] == CLAIM_WORKLOAD:
+        return list(listed)
     first = params_of(listed[0])
     chosen = []
     for name in listed:

@@ -65,15 +65,15 @@ static __attribute__((noinline)) worker_t *this_worker(void)
 
 /* Services the policy components (included through variant.h) call back into. */
 static task_t *find_work(worker_t *w);
-static inline int worker_index(const worker_t *w);
-static inline int worker_count(void);
-static inline worker_t *worker_at(int i);
-static inline bool core_stopping(void);
-static inline void remote_push(worker_t *w, task_t *t);
-static inline void spill(worker_t *w, task_t *t);
-static inline uint64_t worker_random(worker_t *w);
-static inline void stat_park(worker_t *w);
-static inline void stat_wakeup(void);
+static inline __attribute__((unused)) int worker_index(const worker_t *w);
+static inline __attribute__((unused)) int worker_count(void);
+static inline __attribute__((unused)) worker_t *worker_at(int i);
+static inline __attribute__((unused)) bool core_stopping(void);
+static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t);
+static inline __attribute__((unused)) void spill(worker_t *w, task_t *t);
+static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
+static inline __attribute__((unused)) void stat_park(worker_t *w);
+static inline __attribute__((unused)) void stat_wakeup(void);
 
 /* ======================================================================================
  * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
@@ -352,19 +352,19 @@ static struct control {
     worker_t *workers;
 } ctl = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static inline int worker_index(const worker_t *w) { return w->index; }
-static inline int worker_count(void) { return ctl.nworkers; }
-static inline worker_t *worker_at(int i) { return &ctl.workers[i]; }
-static inline bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
-static inline void stat_park(worker_t *w) { STAT_INC(w, parks); }
-static inline void stat_wakeup(void)
+static inline __attribute__((unused)) int worker_index(const worker_t *w) { return w->index; }
+static inline __attribute__((unused)) int worker_count(void) { return ctl.nworkers; }
+static inline __attribute__((unused)) worker_t *worker_at(int i) { return &ctl.workers[i]; }
+static inline __attribute__((unused)) bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
+static inline __attribute__((unused)) void stat_park(worker_t *w) { STAT_INC(w, parks); }
+static inline __attribute__((unused)) void stat_wakeup(void)
 {
     worker_t *w = tls_worker;
     if (w)
         STAT_INC(w, wakeups);
 }
 
-static inline uint64_t worker_random(worker_t *w) /* xorshift64* */
+static inline __attribute__((unused)) uint64_t worker_random(worker_t *w) /* xorshift64* */
 {
     w->rng ^= w->rng >> 12;
     w->rng ^= w->rng << 25;
@@ -372,13 +372,13 @@ static inline uint64_t worker_random(worker_t *w) /* xorshift64* */
     return w->rng * 2685821657736338717ull;
 }
 
-static inline void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remote, t); }
+static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remote, t); }
 
 /* A task that did not fit w's run queue waits on w's remote queue instead. */
-static inline void spill(worker_t *w, task_t *t) { remote_push(w, t); }
+static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remote_push(w, t); }
 
 static __thread unsigned tls_submit_rr;
-static inline void remote_submit_default(task_t *t)
+static inline __attribute__((unused)) void remote_submit_default(task_t *t)
 {
     int n = ctl.nworkers;
     worker_t *target = &ctl.workers[tls_submit_rr++ % (unsigned)n];
@@ -569,7 +569,7 @@ static void task_runner(intptr_t unused)
  * 5. Finding work, and the worker's main loop.
  * ==================================================================================== */
 /* One task from another worker's remote queue (a thief). */
-static inline task_t *remote_pop_counted(worker_t *self, worker_t *from)
+static inline __attribute__((unused)) task_t *remote_pop_counted(worker_t *self, worker_t *from)
 {
     task_t *t = rq_remote_take(&from->remote, 1);
     if (t)

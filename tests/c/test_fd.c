@@ -401,3 +401,23 @@ Test(fd, dispatcher_restarts_after_shutdown, .timeout = 20)
     }
     assert_no_failures();
 }
+
+/* The same through the public API: bthread_shutdown() stops the dispatcher with the
+ * scheduler, and a restarted scheduler waits on fds again. */
+Test(fd, works_across_bthread_shutdown, .timeout = 30)
+{
+    for (int round = 0; round < 2; round++) {
+        int fds[2];
+        make_pair(fds, round % 2);
+        bthread_t b;
+        cr_assert_eq(bthread_start_background(&b, NULL, wait_readable, &fds[0]), 0);
+        bthread_usleep(10000);
+        cr_assert_eq(write(fds[1], "s", 1), 1);
+        cr_assert_eq(bthread_join(b, NULL), 0);
+        cr_assert_eq(bthread_shutdown(), 0);
+        cr_assert_eq(bthread_setconcurrency(2), 0);
+        close(fds[0]);
+        close(fds[1]);
+    }
+    assert_no_failures();
+}

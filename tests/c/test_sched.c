@@ -215,8 +215,11 @@ Test(sched, every_stack_type_runs, .timeout = 30)
 static void *overflow(void *arg)
 {
     volatile char big[64 << 10]; /* twice a small stack */
+    /* from the top down, a page at a time, so the first write past the stack lands on
+     * the guard page instead of jumping over it */
+    for (size_t i = sizeof big; i >= 4096; i -= 4096)
+        big[i - 1] = (char)(intptr_t)arg;
     big[0] = 1;
-    big[sizeof big - 1] = (char)(intptr_t)arg;
     return (void *)(intptr_t)big[100];
 }
 
@@ -465,8 +468,8 @@ static void *busy_child(void *arg)
     (void)arg;
     volatile long x = 0;
     for (long i = 0; i < 200000; i++)
-        x += i;
-    atomic_fetch_add(&counter, 1);
+        x = x + i;
+    atomic_fetch_add(&counter, 1 + (x < 0));
     return NULL;
 }
 

@@ -12,6 +12,7 @@
  *
  * Lost wake-up stress: the ping-pong tests and the racing tests below count the
  * wait/wake hand-offs they perform and log the totals (cr_log_info; --verbose shows it).
+ * The largest does 10^7 cond hand-offs (SB_STRESS_ITEMS overrides that number).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -953,10 +954,18 @@ Test(sync, stress_pingpong_bthread_bthread, .timeout = 120)
                 waits);
 }
 
+/* 10^7 hand-offs; SB_STRESS_ITEMS overrides the count (the TSan build sets it lower). */
+static long stress_handoffs(void)
+{
+    const char *e = getenv("SB_STRESS_ITEMS");
+    const long n = e ? strtol(e, NULL, 0) : 10000000L;
+    return n > 16 ? n : 16;
+}
+
 Test(sync, stress_pingpong_10M_handoffs, .timeout = 120)
 {
     const int npairs = 8;
-    const long rounds = 625000; /* 8 pairs * 2 sides * 625000 = 10^7 hand-offs */
+    const long rounds = stress_handoffs() / (2 * npairs); /* 625000 by default */
     const long waits = ping_pong(npairs, 0, rounds);
     cr_log_info("ping-pong %d bthread pairs: %ld hand-offs, %ld cond waits\n", npairs,
                 2 * npairs * rounds, waits);
