@@ -696,18 +696,12 @@ static void *worker_main(void *arg)
  * 6. The public API.
  * ==================================================================================== */
 /* Tasks that run on a stack they do not own (a PTHREAD-stack task on the worker's
- * stack, a child run inline by its joiner) leave bthread_exit through an exit frame.
- * The compiler's own setjmp saves three words, cheap enough for every inline run;
- * AddressSanitizer builds use libc's, which it intercepts to unpoison the stack. */
-#if defined(FIBER_ASAN)
+ * stack, a child run inline by its joiner) leave bthread_exit through an exit frame:
+ * libc's _setjmp (no signal mask, so no system call), which AddressSanitizer also
+ * intercepts to unpoison the frames it skips. */
 typedef struct exit_frame { jmp_buf buf; } exit_frame_t;
 #define EXIT_SETJMP(f) _setjmp((f)->buf)
 #define EXIT_LONGJMP(f) _longjmp((f)->buf, 1)
-#else
-typedef struct exit_frame { void *buf[5]; } exit_frame_t;
-#define EXIT_SETJMP(f) __builtin_setjmp((f)->buf)
-#define EXIT_LONGJMP(f) __builtin_longjmp((f)->buf, 1)
-#endif
 
 static __attribute__((noinline)) void call_with_exit_frame(task_t *t, exit_frame_t *f)
 {

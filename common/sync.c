@@ -627,10 +627,13 @@ int bthread_countdown_signal(bthread_countdown_t *c, int sig)
 {
     if (UNLIKELY(!c || !c->butex || sig < 0))
         return EINVAL;
+    /* Copy the pointer first: once the count reaches 0 a waiter may return and destroy
+     * *c; the butex itself is type-stable memory (butex.h), so waking it stays safe. */
+    void *b = c->butex;
     /* release: what the signaller did is visible to a waiter that sees the count <= 0. */
-    const int prev = atomic_fetch_sub_explicit(word(c->butex), sig, memory_order_release);
+    const int prev = atomic_fetch_sub_explicit(word(b), sig, memory_order_release);
     if (prev > 0 && prev - sig <= 0)
-        butex_wake_all(c->butex);
+        butex_wake_all(b);
     return 0;
 }
 

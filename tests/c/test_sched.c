@@ -212,15 +212,26 @@ Test(sched, every_stack_type_runs, .timeout = 30)
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
+/* 64 frames of 1 KiB each, every byte written, reached through a volatile pointer so
+ * no compiler can inline, merge or shrink them: twice a small stack, touched from the
+ * top down, so the first access past the stack lands on the guard page. */
+static int use_frames(int depth);
+static int (*volatile use_frames_ptr)(int) = use_frames;
+
+static int use_frames(int depth)
+{
+    volatile char pad[1024];
+    for (size_t i = sizeof pad; i-- > 0;)
+        pad[i] = (char)depth;
+    if (depth == 0)
+        return pad[0];
+    return use_frames_ptr(depth - 1) + pad[sizeof pad / 2];
+}
+
 static void *overflow(void *arg)
 {
-    volatile char big[64 << 10]; /* twice a small stack */
-    /* from the top down, a page at a time, so the first write past the stack lands on
-     * the guard page instead of jumping over it */
-    for (size_t i = sizeof big; i >= 4096; i -= 4096)
-        big[i - 1] = (char)(intptr_t)arg;
-    big[0] = 1;
-    return (void *)(intptr_t)big[100];
+    (void)arg;
+    return (void *)(intptr_t)use_frames_ptr(64);
 }
 
 Test(sched, overflowing_a_stack_hits_the_guard_page, .signal = SIGSEGV, .timeout = 30)
