@@ -208,9 +208,10 @@ static void wait_remained(void *arg)
     task_t *t = w->task;
     butex_t *b = atomic_load_explicit(&w->container, memory_order_relaxed);
     spin_lock(&t->wait_lock);
-    /* relaxed exchange: the flag is set before bthread_interrupt takes wait_lock, which
-     * we hold now, so the lock orders it */
-    if (atomic_exchange_explicit(&t->interrupted, false, memory_order_relaxed)) {
+    /* relaxed: the flag is set before bthread_interrupt takes wait_lock, which we hold
+     * now, so the lock orders it; load first, the exchange (a locked RMW) only when set */
+    if (atomic_load_explicit(&t->interrupted, memory_order_relaxed) &&
+        atomic_exchange_explicit(&t->interrupted, false, memory_order_relaxed)) {
         w->reason = EINTR;
     } else {
         spin_lock(&b->lock);

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <hwloc.h>
+#include "topology.h"
 
 #include "bthread.h"
 #include "shim.h"
@@ -233,29 +233,28 @@ static void context_cpu_model(void)
     gb_add_context("cpu_model", model);
 }
 
+static void *noop(void *arg) { return arg; }
+
+/* The topology summary (common/topology.c, shared with the numa variant) and, once the
+ * workers run, where each one really is (pinned variants read it back; others say so). */
 static void context_topology(void)
 {
-    static const struct {
-        hwloc_obj_type_t type;
-        const char *one, *many;
-    } kinds[] = {{HWLOC_OBJ_PACKAGE, "package", "packages"},
-                 {HWLOC_OBJ_NUMANODE, "NUMA node", "NUMA nodes"},
-                 {HWLOC_OBJ_CORE, "core", "cores"},
-                 {HWLOC_OBJ_PU, "PU", "PUs"}};
-    char text[256] = "unknown";
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0) {
-            size_t len = 0;
-            for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-                int n = hwloc_get_nbobjs_by_type(topo, kinds[i].type);
-                len += (size_t)snprintf(text + len, sizeof text - len, "%s%d %s", i ? ", " : "",
-                                        n, n == 1 ? kinds[i].one : kinds[i].many);
-            }
-        }
-        hwloc_topology_destroy(topo);
-    }
+    char text[256] = "unknown", one[160];
+    bthread_t t;
+    if (bthread_start_background(&t, NULL, noop, NULL) == 0) /* starts the workers */
+        bthread_join(t, NULL);
+    topology_describe(text, sizeof text);
     gb_add_context("topology", text);
+    char placement[2048] = "";
+    size_t len = 0;
+    int n = bthread_getconcurrency();
+    for (int i = 0; i < n && len < sizeof placement - 1; i++) {
+        if (topology_worker_placement(i, one, sizeof one) < 0)
+            snprintf(one, sizeof one, "not pinned");
+        len += (size_t)snprintf(placement + len, sizeof placement - len, "%sw%d: %s",
+                                i ? "; " : "", i, one);
+    }
+    gb_add_context("placement", placement);
 }
 
 static void add_context(int workers, sizes_t sizes)

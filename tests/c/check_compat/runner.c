@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "criterion/criterion.h"
@@ -274,6 +275,8 @@ static void tramp(int i)
 {
     const slot_t *sl = &slots[i];
     cur = i;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (sl->s && sl->s->init)
         sl->s->init();
     if (sl->t->init)
@@ -286,6 +289,14 @@ static void tramp(int i)
         sl->t->fini();
     if (sl->s && sl->s->fini)
         sl->s->fini();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (secs >= 1.0) { /* where a sanitizer's slowdown goes; Check's log has no times */
+        char k[32] = "";
+        if (sl->t->pfn)
+            snprintf(k, sizeof k, "[%zu]", sl->k);
+        dprintf(err_fd, "[time] %s/%s%s: %.1f s\n", sl->t->suite, sl->t->name, k, secs);
+    }
     /* relaxed: see sbcc_fail_ */
     int n = atomic_load_explicit(&expect_failures, memory_order_relaxed);
     if (n) {
