@@ -68,6 +68,12 @@ FULL = dict(repetitions=10, min_time=0.5, timeout=1800)
 # Environment variable set for the bench binary (listing and runs) under --full: the
 # harness then also registers each workload's extra argument sets (workload_t.full).
 FULL_ENV = "SCHEDBENCH_FULL"
+# The busy-loop kernel of imbalance, dag and granularity turns microseconds into
+# iterations with a rate each process calibrates for itself; a sweep measures it once
+# and pins it for every point, so every variant runs exactly the same work.
+ITERS_ENV = "SCHEDBENCH_ITERS_PER_US"
+CALIBRATION_FILTER = "^imbalance/imbalance:0/"
+KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")  # users of workloads/wl_kernel.h
 # The quick sweep runs each workload's first listed argument set, plus the sets that
 # differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
 # every set of the claim's own workload (its scenarios are cheap and are the point).
@@ -936,6 +942,8 @@ def run_point(root, run_dir, plan, point):
     env = dict(os.environ)
     if plan.get("full"):
         env[FULL_ENV] = "1"
+    if plan.get("iters_per_us"):
+        env[ITERS_ENV] = repr(plan["iters_per_us"])
     status = dict(ok=False, rc=None, errors=0, message="")
     started = time.monotonic()
     try:
@@ -1910,6 +1918,38 @@ def command_line():
     return shlex.join([sys.argv[0]] + sys.argv[1:]) if sys.argv else PROG
 
 
+def calibrate_kernel(root, targets):
+    """The kernel rate (iterations per microsecond) to pin for the whole sweep: the
+    user's SCHEDBENCH_ITERS_PER_US, else what one short run of the first variant's bench
+    reports (counter iters_per_us); None when no bench reports it."""
+    if os.environ.get(ITERS_ENV):
+        try:
+            value = float(os.environ[ITERS_ENV])
+        except ValueError:
+            raise UsageError(f"{ITERS_ENV}={os.environ[ITERS_ENV]!r} is not a number")
+        if not (value > 0 and math.isfinite(value)):
+            raise UsageError(f"{ITERS_ENV} must be a positive number")
+        return value
+    target = next((t for t in targets if not t.reference), None)
+    if target is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "calibrate.json")
+        cmd = [os.path.join(root, target.binary), "--workers", "1",
+               f"--benchmark_filter={CALIBRATION_FILTER}", "--benchmark_min_time=0.01",
+               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        try:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120, check=False)
+            with open(out, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return None
+    rates = [b.get("iters_per_us") for b in doc.get("benchmarks", [])]
+    rates = [r for r in rates if isinstance(r, (int, float)) and r > 0]
+    return float(rates[0]) if rates else None
+
+
 def start_run(args, build):
     """Plan a new sweep and record it (meta.json, plan.json); returns (run_dir, plan)."""
     preset = FULL if args.full else QUICK
@@ -1935,7 +1975,9 @@ def start_run(args, build):
     run_dir = new_run_dir(args.out, build.root)
     plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
                 repetitions=reps, min_time=min_time,
-                timeout=timeout, workers=workers, filter=args.filter, points=points)
+                timeout=timeout, workers=workers, filter=args.filter, points=points,
+                iters_per_us=calibrate_kernel(build.root, targets)
+                if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
     meta = machine_meta(build.root)
     meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
                 variants=[t.name for t in targets if not t.reference],
