@@ -24,7 +24,7 @@ CHECK_LIBS     := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 COMPAT_OBJ     := $(BUILD)/tests/check_compat_runner.o
 COMPAT_SELFTEST := $(BUILD)/tests/check_compat_selftest
 ifeq ($(SANITIZE),thread)
-TSAN_STRESS_ITEMS ?= 200000
+TSAN_STRESS_ITEMS ?= 1000000
 TEST_FW_CPPFLAGS := -Itests/c/check_compat
 TEST_FW_OBJ      := $(COMPAT_OBJ)
 TEST_FW_LIBS     := $(COMPAT_OBJ) $(CHECK_LIBS)
