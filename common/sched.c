@@ -334,6 +334,8 @@ struct worker {
     void *main_tsan_fiber;
     VICTIM_STATE_T victims;
     task_t main_task;                /* the worker's own (pthread) context */
+    task_t scratch;                  /* "from" of a switch away from an ended task, whose
+                                        slot may already be reused: never resumed */
     /* -- statistics: written by the owner, read by bthread_get_stats ------------------ */
     alignas(CACHELINE) worker_stats_t st;
     /* -- shared with thieves and submitters ------------------------------------------ */
@@ -560,6 +562,7 @@ static void task_runner(intptr_t unused)
         }
         w->remained = release_stack_cb;
         w->remained_arg = s;
+        w->cur = &w->scratch; /* t's slot is free: save nothing into it */
         sched_to(w, next, true); /* never returns */
         abort();
     }
@@ -831,10 +834,16 @@ int bthread_join(bthread_t tid, void **ret)
         return EINVAL;
     task_t *cur = core_current_suspendable();
     worker_t *w = tls_worker;
-    /* Not started and still at the bottom of our own queue: run it here, inline. */
-    if (cur && !t->stack && t->stack_type != BTHREAD_STACKTYPE_PTHREAD && RQ_TAKE_BACK(w, t)) {
-        run_inline(w, cur, t);
-        return 0;
+    /* Still at the bottom of our own queue and never started: run it here, inline.
+     * Only once it is ours again may we look at its stack (a worker that ran it before
+     * wrote that field); one that already ran goes back where it was. */
+    if (cur && t->stack_type != BTHREAD_STACKTYPE_PTHREAD && RQ_TAKE_BACK(w, t)) {
+        if (!t->stack) {
+            run_inline(w, cur, t);
+            return 0;
+        }
+        if (!RQ_PUSH(w, t))
+            spill(w, t);
     }
     uint32_t version = (uint32_t)(tid >> 32);
     atomic_fetch_add_explicit(&t->joiners, 1, memory_order_seq_cst); /* see task_end */
@@ -859,6 +868,7 @@ void bthread_exit(void *retval)
     task_end(w, t);
     w->remained = release_stack_cb;
     w->remained_arg = s;
+    w->cur = &w->scratch; /* t's slot is free: save nothing into it */
     sched_to(w, next_or_main(w), true);
     abort(); /* not reached */
 }

@@ -36,9 +36,14 @@ else
 TEST_FW_CPPFLAGS :=
 TEST_FW_OBJ      :=
 TEST_FW_LIBS     := $(CRITERION_LIBS)
-TEST_FW_ENV      :=
 TEST_FW_NOTE     :=
 TEST_FW_FIRST    :=
+ifeq ($(SANITIZE),address)
+# ASan's SEGV handler would turn the guard-page death tests' SIGSEGV into exit 1.
+TEST_FW_ENV      := ASAN_OPTIONS="handle_segv=0 $$ASAN_OPTIONS"
+else
+TEST_FW_ENV      :=
+endif
 endif
 
 # The compat layer and its own test (known outcomes, checked by selftest.sh); any build
@@ -50,7 +55,7 @@ $(COMPAT_SELFTEST): tests/c/check_compat/selftest.c $(COMPAT_OBJ)
 	$(CC) -Itests/c/check_compat $(CPPFLAGS) $(CFLAGS) $< $(COMPAT_OBJ) $(CHECK_LIBS) $(LDLIBS) -o $@
 .PHONY: test-check-compat
 test-check-compat: $(COMPAT_SELFTEST)
-	@echo "== $< $(TEST_FW_NOTE)"
+	@echo "== $<$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"
 	@$(TEST_FW_ENV) sh tests/c/check_compat/selftest.sh $< $(if $(filter thread,$(SANITIZE)),tsan)
 
 UNIT_SRCS  := $(wildcard tests/c/unit_*.c)
@@ -71,14 +76,14 @@ $(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMO
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@st=0; for t in $$^; do echo "== $(1): $$$$t $$(TEST_FW_NOTE)"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
+	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS) | $(TEST_FW_FIRST)
-	@st=0; for t in $^; do echo "== $$t $(TEST_FW_NOTE)"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
+	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 

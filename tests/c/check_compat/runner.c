@@ -90,9 +90,10 @@ static int cur = -1;
 static int err_fd = STDERR_FILENO;
 static int cap_fd[3] = {-1, -1, -1};
 
-/* cr_expect failures of the running test: possibly from several threads at once. */
+/* cr_expect failures of the running test: possibly from several threads at once.  The
+ * first failing thread claims first_msg (0 -> 1), writes it, then publishes it (2). */
 static atomic_int expect_failures;
-static atomic_flag first_taken = ATOMIC_FLAG_INIT;
+static atomic_int first_state;
 static char first_msg[1024];
 static const char *first_file;
 static int first_line;
@@ -127,13 +128,17 @@ void sbcc_fail_(int fatal, const char *file, int line, const char *what, const c
         _ck_assert_failed(file, line, "Failed", "%s", msg); /* _exit(1) in fork mode */
     }
     dprintf(err_fd, "%s:%d: expectation failed: %s\n", file, line, msg);
-    /* relaxed: the count is read by this process after the test body has joined its
-     * threads or, if they still run, only to decide pass/fail; exactness not needed */
+    /* relaxed: a counter; tramp() only needs to see it non-zero once the body is done,
+     * which the body's own joins (or same-thread order) guarantee */
     atomic_fetch_add_explicit(&expect_failures, 1, memory_order_relaxed);
-    if (!atomic_flag_test_and_set_explicit(&first_taken, memory_order_relaxed)) {
+    int none = 0;
+    /* relaxed: the claim orders nothing; the release store below publishes the text */
+    if (atomic_compare_exchange_strong_explicit(&first_state, &none, 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
         snprintf(first_msg, sizeof first_msg, "%s", msg);
         first_file = file;
         first_line = line;
+        atomic_store_explicit(&first_state, 2, memory_order_release);
     }
 }
 
@@ -301,8 +306,14 @@ static void tramp(int i)
     int n = atomic_load_explicit(&expect_failures, memory_order_relaxed);
     if (n) {
         fflush(NULL);
-        _ck_assert_failed(first_file, first_line, "Failed", "%d expectation%s failed; first: %s",
-                          n, n == 1 ? "" : "s", first_msg);
+        /* acquire: pairs with the release that published first_msg; a thread still
+         * writing it (one the body did not join) leaves it unread */
+        if (atomic_load_explicit(&first_state, memory_order_acquire) == 2)
+            _ck_assert_failed(first_file, first_line, "Failed",
+                              "%d expectation%s failed; first: %s", n, n == 1 ? "" : "s",
+                              first_msg);
+        _ck_assert_failed(sl->t->file, sl->t->line, "Failed", "%d expectation%s failed", n,
+                          n == 1 ? "" : "s");
     }
 }
 
@@ -310,7 +321,8 @@ static void tramp(int i)
 
 static int by_position(const void *a, const void *b)
 {
-    const struct sbcc_test *x = *(struct sbcc_test *const *)a, *y = *(struct sbcc_test *const *)b;
+    const struct sbcc_test *x = *(struct sbcc_test *const *)a;
+    const struct sbcc_test *y = *(struct sbcc_test *const *)b;
     int c = strcmp(x->file, y->file);
     return c ? c : (x->line > y->line) - (x->line < y->line);
 }
@@ -438,7 +450,8 @@ int main(int argc, char **argv)
         count[i] = nslots - first[i];
     }
 
-    skipped = mmap(NULL, (size_t)nslots + 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    skipped = mmap(NULL, (size_t)nslots + 1, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (skipped == MAP_FAILED) {
         perror("mmap");
         return 2;
@@ -456,10 +469,11 @@ int main(int argc, char **argv)
         TCase *tc = tcase_create(t->suite);
         double timeout = t->timeout > 0 ? t->timeout : s && s->timeout > 0 ? s->timeout : 0;
         tcase_set_timeout(tc, timeout); /* 0: none, as Criterion */
+        const int lo = first[i], hi = first[i] + count[i]; /* tramp(lo) .. tramp(hi - 1) */
         if (sl->signal)
-            tcase_add_loop_test_raise_signal(tc, &ttests[i], sl->signal, first[i], first[i] + count[i]);
+            tcase_add_loop_test_raise_signal(tc, &ttests[i], sl->signal, lo, hi);
         else
-            tcase_add_loop_exit_test(tc, &ttests[i], sl->exit_code, first[i], first[i] + count[i]);
+            tcase_add_loop_exit_test(tc, &ttests[i], sl->exit_code, lo, hi);
         suite_add_tcase(suite, tc);
     }
 
