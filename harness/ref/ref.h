@@ -1,7 +1,7 @@
 /*
- * ref.h -- what one reference runtime (oneTBB, OpenMP) provides to the shared
- * reference benchmark main (ref_main.cc).  Each runtime is one file, harness/ref/<r>.c or
- * .cc, implementing the functions below; ref_main.cc turns them into
+ * ref.h -- what one reference runtime (oneTBB, OpenMP, a pthread pool) provides to the
+ * shared reference benchmark main (ref_main.cc).  Each runtime is one file,
+ * harness/ref/<r>.c or .cc, implementing the functions below; ref_main.cc turns them into
  * build/ref/<r>/bench, a Google Benchmark binary whose benchmark names, argument sets,
  * flags and JSON match build/<variant>/bench, so run.py plots it as one more row.
  *

@@ -1,4 +1,4 @@
-// ref_main.cc -- build/ref/<r>/bench: the reference rows (oneTBB, OpenMP) as Google
+// ref_main.cc -- build/ref/<r>/bench: the reference rows (oneTBB, OpenMP, pool) as Google
 // Benchmark binaries that read like build/<variant>/bench to run.py.
 //
 //   build/ref/<r>/bench [--workers N] [--full | --smoke] [--benchmark_* flags...]

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """refcheck.py -- check one reference row's Google Benchmark JSON (build/ref/<r>/bench).
 
-  refcheck.py [--variant R] [--workers N] FILE.json
+  refcheck.py [--variant R] [--workers N] [--without WORKLOAD]... FILE.json
 
 The run record carries benchjson.py's context keys plus `runtime`; no benchmark failed
-(a wrong answer is a failure); every workload a reference implements ran at least once;
-each benchmark carries proc_cpu_s and items_per_second.  Scheduler counters (steals,
-parks, ...) are not asked for: oneTBB and libgomp do not expose them.  Exit status 1
-with the reasons otherwise.  Used by `make refs-smoke`.
+(a wrong answer is a failure); every workload ran at least once, except those named by
+--without (which the reference does not register: they must not run either); each
+benchmark carries proc_cpu_s and items_per_second.  Scheduler counters (steals, parks,
+...) are not asked for: the reference runtimes do not expose them.  Exit status 1 with
+the reasons otherwise.  Used by `make refs-smoke`.
 """
 import argparse
 import os
@@ -20,7 +21,7 @@ WORKLOADS = ("fib", "granularity", "imbalance", "spawn")
 COUNTERS = ("proc_cpu_s", "items_per_second")
 
 
-def check(doc, variant=None, workers=None):
+def check(doc, variant=None, workers=None, without=()):
     """The list of problems in one reference JSON document (empty when it is good)."""
     bad = []
     ctx = doc.get("context", {})
@@ -42,7 +43,9 @@ def check(doc, variant=None, workers=None):
         if missing:
             bad.append(f"{name}: no counter {', '.join(missing)}")
     for w in WORKLOADS:
-        if w not in seen:
+        if w in without and w in seen:
+            bad.append(f"workload {w}: ran, but the reference does not offer it")
+        elif w not in without and w not in seen:
             bad.append(f"workload {w}: no benchmark ran")
     return bad
 
@@ -51,9 +54,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variant")
     ap.add_argument("--workers", type=int)
+    ap.add_argument("--without", action="append", default=[], choices=WORKLOADS,
+                    help="a workload this reference does not offer (repeatable)")
     ap.add_argument("file")
     a = ap.parse_args(argv)
-    bad = check(benchjson.load(a.file), a.variant, a.workers)
+    bad = check(benchjson.load(a.file), a.variant, a.workers, a.without)
     for line in bad:
         print(f"{a.file}: {line}", file=sys.stderr)
     return 1 if bad else 0

@@ -1,20 +1,23 @@
-# harness/ref/rules.mk -- the reference rows: the workloads on oneTBB and on OpenMP
-# (included by harness/rules.mk).
+# harness/ref/rules.mk -- the reference rows: the workloads on oneTBB, on OpenMP and on
+# a plain pthread thread pool (included by harness/rules.mk).
 #
 #   build/ref/tbb/bench    oneTBB (libtbb-dev), C++ with $(CXX)
 #   build/ref/omp/bench    OpenMP tasks, C with gcc -fopenmp (libgomp; $(OMP_CC))
-#   make refs              build both
+#   build/ref/pool/bench   a mutex+condvar FIFO thread pool on pthreads, C with $(CC)
+#   make refs              build them all
 #   make list-references   the reference rows, one name a line (run.py reads this)
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
 #                          checked (harness/ref/refcheck.py); part of `make test`
 #
-# Both binaries share ref_main.cc (flags, registration, answer checks, JSON context) and
+# The binaries share ref_main.cc (flags, registration, answer checks, JSON context) and
 # differ only in the file that implements harness/ref/ref.h.  Their benchmark lists come
 # from the first variant's bench (sets.h, generated below), so they measure exactly the
 # argument sets the variants do.  Not built under SANITIZE (the runtimes are not
 # instrumented; their results would say nothing).
 
-REFERENCES := tbb omp
+REFERENCES := tbb omp pool
+# Workloads a reference does not register (ref_supports), so refcheck does not ask for them.
+REF_WITHOUT_pool := fib
 REF_LIST_FROM := $(BUILD)/$(firstword $(VARIANTS))/bench # any variant lists the same sets
 REF_DIR := $(BUILD)/ref
 OMP_CC ?= gcc
@@ -24,9 +27,10 @@ REF_GIT_REV := $(or $(GIT_REV),$(shell git rev-parse --short HEAD 2>/dev/null),u
 REF_DEFS = -DSCHEDBENCH_CFLAGS='"$(1)"' -DSCHEDBENCH_GIT_REV='"$(REF_GIT_REV)"'
 REF_CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
 REF_OMPFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread -fopenmp $(EXTRA_CFLAGS)
+REF_CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
 REF_LIBS := -lbenchmark -lhwloc -lm -pthread
 
-.PHONY: refs list-references refs-smoke
+.PHONY: refs list-references refs-smoke $(patsubst %,refs-smoke-%,$(REFERENCES))
 list-references:
 	@for r in $(REFERENCES); do echo $$r; done
 
@@ -49,6 +53,9 @@ $(REF_DIR)/tbb/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
 $(REF_DIR)/omp/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(CXX) $(REF_CPPFLAGS) $(call REF_DEFS,$(OMP_CC) $(REF_OMPFLAGS)) $(REF_CXXFLAGS) -c $< -o $@
+$(REF_DIR)/pool/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(REF_CPPFLAGS) $(call REF_DEFS,$(CC) $(REF_CFLAGS)) $(REF_CXXFLAGS) -c $< -o $@
 
 $(REF_DIR)/tbb/tbb.o: harness/ref/tbb.cc $(REF_HDRS)
 	@mkdir -p $(@D)
@@ -56,25 +63,29 @@ $(REF_DIR)/tbb/tbb.o: harness/ref/tbb.cc $(REF_HDRS)
 $(REF_DIR)/omp/omp.o: harness/ref/omp.c $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(OMP_CC) $(REF_CPPFLAGS) $(REF_OMPFLAGS) -c $< -o $@
+$(REF_DIR)/pool/pool.o: harness/ref/pool.c $(REF_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 
 $(REF_DIR)/tbb/bench: $(REF_DIR)/tbb/ref_main.o $(REF_DIR)/tbb/tbb.o
 	$(CXX) $(REF_CXXFLAGS) $^ -ltbb $(REF_LIBS) -o $@
 # Linked by the OpenMP compiler's driver so that its runtime (libgomp) comes along.
 $(REF_DIR)/omp/bench: $(REF_DIR)/omp/ref_main.o $(REF_DIR)/omp/omp.o
 	$(OMP_CC) -fopenmp $^ -lstdc++ $(REF_LIBS) -o $@
+$(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o
+	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@
 
 refs: $(patsubst %,$(REF_DIR)/%/bench,$(REFERENCES))
 all: refs
 
 REFS_SMOKE_WORKERS ?= 2
-refs-smoke: refs
-	@set -e; for r in $(REFERENCES); do \
-	  echo "== refs-smoke: $$r"; \
-	  $(REF_DIR)/$$r/bench --smoke --workers $(REFS_SMOKE_WORKERS) --benchmark_min_time=0.001 \
-	    --benchmark_out=$(REF_DIR)/smoke-$$r.json --benchmark_out_format=json >/dev/null; \
-	  $(PYTHON) harness/ref/refcheck.py --variant $$r --workers $(REFS_SMOKE_WORKERS) \
-	    $(REF_DIR)/smoke-$$r.json; \
-	done
+refs-smoke: $(patsubst %,refs-smoke-%,$(REFERENCES))
+$(patsubst %,refs-smoke-%,$(REFERENCES)): refs-smoke-%: $(REF_DIR)/%/bench
+	@echo "== refs-smoke: $*"
+	@$< --smoke --workers $(REFS_SMOKE_WORKERS) --benchmark_min_time=0.001 \
+	  --benchmark_out=$(REF_DIR)/smoke-$*.json --benchmark_out_format=json >/dev/null
+	@$(PYTHON) harness/ref/refcheck.py --variant $* --workers $(REFS_SMOKE_WORKERS) \
+	  $(foreach w,$(REF_WITHOUT_$*),--without $(w)) $(REF_DIR)/smoke-$*.json
 test: refs-smoke
 else
 refs refs-smoke:

@@ -61,3 +61,12 @@ def test_cli_exit_status(tmp_path):
     good.write_text(json.dumps(GOOD))
     assert refcheck.main([str(good), "--variant", "tbb", "--workers", "2"]) == 0
     assert refcheck.main([str(good), "--variant", "omp"]) == 1
+
+
+def test_without_drops_and_forbids_a_workload():
+    doc = copy.deepcopy(GOOD)
+    assert refcheck.check(doc, without=("fib",)) == [
+        "workload fib: ran, but the reference does not offer it"]
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if not b["name"].startswith("fib/")]
+    assert refcheck.check(doc) == ["workload fib: no benchmark ran"]
+    assert refcheck.check(doc, without=("fib",)) == []

@@ -1,0 +1,304 @@
+/*
+ * pool.c -- the plain thread-pool reference row: what a C programmer writes without a
+ * task runtime.  N pthreads share one FIFO of function-pointer tasks (a linked list),
+ * guarded by one mutex; an idle worker sleeps on one condition variable, and submit
+ * signals it only when some worker is asleep.  One malloc'd node per task, freed by the
+ * worker that runs it.  No work stealing, no per-worker queues, no task-local waits.
+ *
+ * Workers.  --workers N starts N pool threads; the calling thread only submits and
+ * waits (on a latch: an atomic countdown plus a mutex/condvar for the last task).
+ *
+ * fib is not offered: a task that blocks waiting for its children holds a pool thread,
+ * and with a fixed number of threads a deep enough tree has every thread waiting on
+ * children that no thread is left to run -- a deadlock, not a slow result.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ref.h"
+#include "wl_kernel.h"
+
+const char ref_variant[] = "pool";
+const char ref_runtime[] = "pthread mutex+condvar pool";
+
+typedef void pool_fn(void *ctx, long i);
+
+struct job {
+    struct job *next;
+    pool_fn *fn;
+    void *ctx;
+    long i;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t nonempty;
+    struct job *head, *tail; /* FIFO: push at tail, pop at head */
+    int sleeping;            /* workers in cond_wait */
+    int workers;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .nonempty = PTHREAD_COND_INITIALIZER};
+
+static void *pool_worker(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&pool.mu);
+        while (!pool.head) {
+            pool.sleeping++;
+            pthread_cond_wait(&pool.nonempty, &pool.mu);
+            pool.sleeping--;
+        }
+        struct job *j = pool.head;
+        pool.head = j->next;
+        if (!pool.head)
+            pool.tail = NULL;
+        pthread_mutex_unlock(&pool.mu);
+        j->fn(j->ctx, j->i);
+        free(j);
+    }
+    return NULL;
+}
+
+/* Queue fn(ctx, i); when no node can be allocated the caller runs it itself. */
+static void pool_submit(pool_fn *fn, void *ctx, long i)
+{
+    struct job *j = malloc(sizeof *j);
+    if (!j) {
+        fn(ctx, i);
+        return;
+    }
+    *j = (struct job){.fn = fn, .ctx = ctx, .i = i};
+    pthread_mutex_lock(&pool.mu);
+    if (pool.tail)
+        pool.tail->next = j;
+    else
+        pool.head = j;
+    pool.tail = j;
+    if (pool.sleeping > 0)
+        pthread_cond_signal(&pool.nonempty);
+    pthread_mutex_unlock(&pool.mu);
+}
+
+/* Waits for `left` tasks to count down. */
+struct latch {
+    atomic_long left;
+    int done; /* under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static void latch_init(struct latch *l, long n)
+{
+    atomic_init(&l->left, n);
+    l->done = 0;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+}
+
+static void latch_count_down(struct latch *l)
+{
+    /* acq_rel: release publishes this task's result; the last task's acquire sees every
+     * earlier task's, and its unlock below hands them all to the waiter. */
+    if (atomic_fetch_sub_explicit(&l->left, 1, memory_order_acq_rel) == 1) {
+        pthread_mutex_lock(&l->mu); /* signal under the lock: the waiter cannot return */
+        l->done = 1;                /* and destroy the latch before we are done with it */
+        pthread_cond_signal(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+static void latch_wait(struct latch *l)
+{
+    pthread_mutex_lock(&l->mu);
+    while (!l->done)
+        pthread_cond_wait(&l->cv, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+}
+
+int ref_init(int workers)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    pool.workers = workers > 0 ? workers : online > 0 ? (int)online : 1;
+    for (int w = 0; w < pool.workers; w++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, pool_worker, NULL) != 0) {
+            if (w == 0)
+                abort(); /* no pool at all: nothing could ever run */
+            pool.workers = w;
+            break;
+        }
+        pthread_detach(t);
+    }
+    return pool.workers;
+}
+
+bool ref_supports(const char *workload, const long *args)
+{
+    (void)args;
+    return strcmp(workload, "fib") != 0; /* see the top of this file */
+}
+
+int ref_fib(const long *args, wl_run_t *out)
+{
+    (void)args;
+    (void)out;
+    return ENOTSUP; /* never registered: ref_supports says no */
+}
+
+/* ---- spawn: n tiny tasks from the calling thread ------------------------------------ */
+
+struct spawn_run {
+    atomic_uint_least64_t sum;
+    struct latch done;
+};
+
+static void spawn_task(void *ctx, long i)
+{
+    struct spawn_run *r = ctx;
+    /* relaxed: only the total matters; the latch orders it before the caller's read */
+    atomic_fetch_add_explicit(&r->sum, (uint64_t)i, memory_order_relaxed);
+    latch_count_down(&r->done);
+}
+
+int ref_spawn(const long *args, wl_run_t *out)
+{
+    long n = args[0];
+    if (n < 1)
+        return EINVAL;
+    struct spawn_run r;
+    atomic_init(&r.sum, 0);
+    latch_init(&r.done, n);
+    for (long i = 0; i < n; i++)
+        pool_submit(spawn_task, &r, i);
+    latch_wait(&r.done);
+    out->answer = atomic_load_explicit(&r.sum, memory_order_relaxed); /* after the latch */
+    out->items = (double)n;
+    return 0;
+}
+
+/* ---- imbalance: P submitter threads, each queueing its share one task at a time ---- */
+
+struct imb_run {
+    double imbalance;
+    long tasks, submitters, late;
+    int skew;
+    uint64_t iters, start_ns, delay_ns;
+    uint64_t *sums;
+    struct latch done;
+};
+
+struct imb_submitter {
+    pthread_t thread;
+    struct imb_run *run;
+    long s;
+};
+
+static void imb_task(void *ctx, long i)
+{
+    struct imb_run *r = ctx;
+    r->sums[i] = wl_imbalance_task((uint64_t)i, (uint64_t)r->tasks, r->iters, r->imbalance,
+                                   r->skew);
+    latch_count_down(&r->done);
+}
+
+static void *imb_submit(void *arg)
+{
+    struct imb_submitter *sub = arg;
+    struct imb_run *r = sub->run;
+    if (wl_submitter_is_late(sub->s, r->submitters, r->late)) {
+        uint64_t at = r->start_ns + r->delay_ns;
+        struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+    long first, last;
+    wl_submitter_share(r->tasks, r->submitters, sub->s, &first, &last);
+    for (long i = first; i < last; i++)
+        pool_submit(imb_task, r, i);
+    return NULL;
+}
+
+int ref_imbalance(const long *args, wl_run_t *out)
+{
+    struct imb_run r = {.imbalance = (double)args[0], .tasks = args[2], .submitters = args[3],
+                        .late = args[4], .skew = args[5] != 0};
+    if (args[0] < 0 || args[1] < 0 || r.tasks < 1 || r.submitters < 1 || r.late < 0)
+        return EINVAL;
+    r.iters = wl_grain_iters((double)args[1]);
+    if (r.late)
+        r.delay_ns = (uint64_t)(1000.0 * wl_late_delay_us(r.tasks, r.submitters,
+                                                          (double)args[1], pool.workers));
+    r.sums = calloc((size_t)r.tasks, sizeof *r.sums);
+    struct imb_submitter *subs = calloc((size_t)r.submitters, sizeof *subs);
+    if (!r.sums || !subs) {
+        free(r.sums);
+        free(subs);
+        return ENOMEM;
+    }
+    latch_init(&r.done, r.tasks);
+    r.start_ns = wl_now_ns();
+    long started = 0;
+    for (; started < r.submitters; started++) {
+        subs[started] = (struct imb_submitter){.run = &r, .s = started};
+        if (pthread_create(&subs[started].thread, NULL, imb_submit, &subs[started]) != 0)
+            break;
+    }
+    for (long s = started; s < r.submitters; s++) {
+        subs[s] = (struct imb_submitter){.run = &r, .s = s};
+        imb_submit(&subs[s]); /* no thread to spare: submit that share from here */
+    }
+    for (long s = 0; s < started; s++)
+        pthread_join(subs[s].thread, NULL);
+    latch_wait(&r.done);
+    uint64_t sum = 0;
+    for (long i = 0; i < r.tasks; i++)
+        sum += r.sums[i];
+    free(r.sums);
+    free(subs);
+    out->answer = sum;
+    out->items = (double)r.tasks;
+    wl_counter_add(out, "iters_per_us", wl_iters_per_us());
+    wl_counter_add(out, "late_delay_us", (double)r.delay_ns / 1000.0);
+    return 0;
+}
+
+/* ---- granularity: one sweep step, queued by the calling thread ---------------------- */
+
+struct gran_run {
+    int g;
+    uint64_t iters;
+    uint64_t *sums;
+    struct latch done;
+};
+
+static void gran_task(void *ctx, long i)
+{
+    struct gran_run *r = ctx;
+    r->sums[i] = wl_granularity_task(r->g, (uint64_t)i, r->iters);
+    latch_count_down(&r->done);
+}
+
+int ref_granularity_step(int g, long tasks, uint64_t iters, uint64_t *sum)
+{
+    struct gran_run r = {.g = g, .iters = iters};
+    r.sums = calloc((size_t)tasks, sizeof *r.sums);
+    if (!r.sums)
+        return ENOMEM;
+    latch_init(&r.done, tasks);
+    for (long i = 0; i < tasks; i++)
+        pool_submit(gran_task, &r, i);
+    latch_wait(&r.done);
+    uint64_t s = 0;
+    for (long i = 0; i < tasks; i++)
+        s += r.sums[i];
+    free(r.sums);
+    *sum = s;
+    return 0;
+}
