@@ -1372,8 +1372,13 @@ class PlotBuilder:
                             values[(b, v)] = ratio_stats(self.table[b][(base, w)],
                                                          self.table[b][(v, w)])
                 body = (common_settings(f"speedup over {base}, {workers_label(w)} (ratio of median"
-                                        " times; bars: min-max)", "", f"{base} time / variant time")
-                        + HISTOGRAM_STYLE + [horizontal_line(1)]
+                                        " times; bars: min-max; log scale)", "",
+                                        f"{base} time / variant time")
+                        + HISTOGRAM_STYLE
+                        # ratios span 1/100 .. 100 across workloads: a log axis keeps the
+                        # 1.3-1.5x differences readable next to the 100x ones
+                        + ["set logscale y 2", "set yrange [*:*]", "set format y '%g'"]
+                        + [horizontal_line(1)]
                         + [histogram_commands(0, groups, self.colors)])
                 plots.append(Plot(name=f"speedup_vs_{base}_w{w}", kind="speedup",
                                   title=f"speedup over {base}, {workers_label(w)}", body=body,

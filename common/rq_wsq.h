@@ -17,5 +17,6 @@
 #define RQ_POP(w) wsq_pop(&(w)->rq)
 #define RQ_STEAL(victim, thief, moved) wsq_steal(&(victim)->rq)
 #define RQ_TAKE_BACK(w, t) wsq_take_back(&(w)->rq, (t))
+#define RQ_EMPTY(w) (wsq_size(&(w)->rq) == 0)
 
 #endif /* SCHEDBENCH_RQ_WSQ_H */

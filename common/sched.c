@@ -291,6 +291,9 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max)
 #ifndef STEALING
 #define STEALING 1 /* thieves take from other workers' queues */
 #endif
+#ifndef RQ_EMPTY
+#define RQ_EMPTY(w) false /* unknown: yields then always go behind the remote queue */
+#endif
 #ifndef RQ_TAKE_BACK
 #define RQ_TAKE_BACK(w, t) false /* cannot reclaim a queued task for an inline join */
 #endif
@@ -873,10 +876,14 @@ void bthread_exit(void *retval)
     abort(); /* not reached */
 }
 
+/* A yielded task waits behind everything queued here: on the run queue only when that
+ * is empty (no owner's LIFO pop can then prefer it to an older task; the cheap path of
+ * two bthreads yielding to each other), else on the remote queue (section 2). */
 static void yield_remained(void *arg)
 {
     worker_t *w = tls_worker;
-    remote_push(w, arg); /* behind whatever else waits: see section 2 */
+    if (!(RQ_EMPTY(w) && RQ_PUSH(w, (task_t *)arg)))
+        remote_push(w, arg);
 }
 
 int bthread_yield(void)

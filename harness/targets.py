@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""targets.py -- the issues' performance targets, measured side by side in one run.
+
+Each comparison runs both sides in alternating rounds (ours, theirs, ours, theirs, ...)
+so that machine noise falls on both, and reports the ratio of medians.  Nothing here is
+a test: it prints numbers, never passes or fails on them.  Standard library only.
+
+    harness/targets.py [--rounds N] [--only NAME,...] [--json OUT]
+
+Comparisons (issue: target):
+  switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
+  fib         fib(30), chaselev vs oneTBB task_group, 1 and 2 workers   (3: <= 1.0x)
+  yield       yield round trip vs Go runtime.Gosched, GOMAXPROCS=1      (3: <= 0.5x)
+  spawn       tasks/s from one foreign pthread vs the plain pthread pool (3: >= 1.0x)
+  pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  (4: <= 0.75x)
+  imbalance   chaselev vs static, affinity and oneTBB at 2 workers      (6: >= 1.3x vs static)
+  blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
+TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
+    """One bench invocation; {benchmark name: (real ns, counters)} of its entries."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "b.json")
+        cmd = [os.path.join(ROOT, binary)] + (["--workers", str(workers)] if workers else []) + [
+               f"--benchmark_filter={name_re}", f"--benchmark_min_time={min_time}",
+               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        e = dict(os.environ, **(env or {}))
+        if full:
+            e["SCHEDBENCH_FULL"] = "1"
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e,
+                       check=True, timeout=900)
+        with open(out) as f:
+            doc = json.load(f)
+    res = {}
+    for b in doc["benchmarks"]:
+        if b.get("error_occurred"):
+            raise RuntimeError(f"{binary}: {b['name']}: {b.get('error_message')}")
+        res[b["name"]] = (b["real_time"] * TO_NS[b.get("time_unit", "ns")], b)
+    return res
+
+
+def go_bench(pattern, procs, benchtime="1s"):
+    """Go's testing benchmarks: {name: (ns/op, {metric: value})}."""
+    env = dict(os.environ, GO111MODULE="off", GOMAXPROCS=str(procs),
+               GOCACHE=os.path.join(tempfile.gettempdir(), "schedbench-gocache"))
+    p = subprocess.run(["go", "test", "-run", "xxx", "-bench", pattern, f"-benchtime={benchtime}",
+                        "-cpu", str(procs)], cwd=GO_DIR, env=env, capture_output=True,
+                       text=True, check=True, timeout=900)
+    res = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)", line)
+        if m:
+            extra = dict((k, float(v)) for v, k in re.findall(r"([\d.]+) (\w+)", m.group(3)))
+            res[m.group(1)] = (float(m.group(2)), extra)
+    return res
+
+
+def rounds_of(n, ours, theirs):
+    """Alternate the two measurements n times; lists of their values."""
+    a, b = [], []
+    for _ in range(n):
+        a.append(ours())
+        b.append(theirs())
+    return a, b
+
+
+def report(results, name, what, a, b, unit, target, lower_is_better=True):
+    ma, mb = statistics.median(a), statistics.median(b)
+    ratio = ma / mb if mb else float("nan")
+    met = ratio <= target if lower_is_better else ratio >= target
+    line = (f"{name:10s} {what:58s} ours {ma:12.1f} {unit:5s} ref {mb:12.1f} {unit:5s} "
+            f"ratio {ratio:6.3f} (target {'<=' if lower_is_better else '>='} {target}: "
+            f"{'met' if met else 'NOT met'})")
+    print(line, flush=True)
+    results.append(dict(comparison=name, what=what, ours=a, ref=b, unit=unit,
+                        median_ours=ma, median_ref=mb, ratio=ratio, target=target,
+                        lower_is_better=lower_is_better, met=met))
+
+
+def do_switch(n, results):
+    name = "switch/roundtrip"
+    a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 1, f"^{name}$")[name][0],
+                     lambda: bench("build/ref/boost_switch", None, f"^{name}$")[name][0])
+    report(results, "switch", "jump_fcontext round trip vs Boost.Context (ns)", a, b, "ns", 1.0)
+
+
+def do_fib(n, results):
+    for w in (1, 2):
+        name = "fib/n:30/real_time"
+        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^fib/n:30/")[name][0] / 1e6,
+                         lambda: bench("build/ref/tbb/bench", w, "^fib/n:30/")[name][0] / 1e6)
+        report(results, "fib", f"fib(30), chaselev vs oneTBB task_group, {w} worker(s)", a, b,
+               "ms", 1.0)
+
+
+def do_yield(n, results):
+    name = "yield/threads:2/rounds:100000/real_time"
+    # ours: 2 bthreads x 100000 yields each; Go: ns/op = one Gosched by each of two goroutines
+    a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 1, "^yield/threads:2/")[name][0] / 200000,
+                     lambda: go_bench("Gosched", 1)["BenchmarkGosched"][0] / 2)
+    report(results, "yield", "one yield, 2 bthreads on 1 worker vs Go Gosched (GOMAXPROCS=1)",
+           a, b, "ns", 0.5)
+
+
+def do_spawn(n, results):
+    name = "spawn/n:100000/real_time"
+    for v in ("chaselev", "adaptive"):
+        a, b = rounds_of(n, lambda: bench(f"build/{v}/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6,
+                         lambda: bench("build/ref/pool/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6)
+        report(results, "spawn", f"tasks/s from one pthread, {v} vs pthread pool, 2 workers", a, b,
+               "M/s", 1.0, lower_is_better=False)
+
+
+def do_pingpong(n, results):
+    name = "pingpong/mode:0/rounds:100000/real_time"
+    for w in (1, 2):
+        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^pingpong/mode:0/")[name][0] / 100000,
+                         lambda: go_bench("ChanPingPong", w)["BenchmarkChanPingPong"][0])
+        report(results, "pingpong", f"mutex+cond round trip vs Go channels, {w} worker(s)", a, b,
+               "ns", 0.75)
+
+
+def do_imbalance(n, results, env):
+    sets = [m for m in bench("build/chaselev/bench", 2, "^imbalance/", "0.01", env)]
+    for s in sets:
+        pat = "^" + re.escape(s) + "$"
+        for other in ("build/static/bench", "build/affinity/bench", "build/ref/tbb/bench"):
+            try:
+                a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 2, pat, "0.2", env)[s][0] / 1e6,
+                                 lambda: bench(other, 2, pat, "0.2", env)[s][0] / 1e6)
+            except KeyError:
+                continue  # the reference does not offer this set
+            ref = other.split("/")[-2]
+            target = 1.0 if ref == "tbb" else 1 / 1.3
+            report(results, "imbalance", f"{s.replace('/real_time', '')} vs {ref}", a, b, "ms", target)
+
+
+def do_blocked(results):
+    name = "blocked/n:1000000/real_time"
+    ours = bench("build/chaselev/bench", 2, "^blocked/n:1000000/", "0.01", full=True)[name][1]
+    go = go_bench("Blocked1M", 2, "1x")["BenchmarkBlocked1M"]
+    report(results, "blocked", "10^6 blocked: create+block+release+join (s), 2 workers",
+           [ours["total_s"]], [go[0] / 1e9], "s", 1.0)
+    report(results, "blocked", "10^6 blocked: peak RSS (MiB), 2 workers",
+           [ours["peak_rss_mb"]], [go[1].get("peak_rss_mb", float("nan"))], "MiB", 1.5)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--only", default="switch,fib,yield,spawn,pingpong,imbalance,blocked")
+    p.add_argument("--json", help="also write every sample here")
+    a = p.parse_args()
+    only = a.only.split(",")
+    results = []
+    env = {"SCHEDBENCH_ITERS_PER_US": os.environ.get("SCHEDBENCH_ITERS_PER_US", "")}
+    if not env["SCHEDBENCH_ITERS_PER_US"]:
+        rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
+        env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
+    known = ("switch", "fib", "yield", "spawn", "pingpong", "imbalance", "blocked")
+    for what in only:
+        if what not in known:
+            sys.exit(f"targets.py: unknown comparison {what!r} (known: {', '.join(known)})")
+    for what in only:
+        try:
+            if what == "imbalance":
+                do_imbalance(a.rounds, results, env)
+            elif what == "blocked":
+                do_blocked(results)
+            else:
+                globals()["do_" + what](a.rounds, results)
+        except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as e:
+            print(f"{what:10s} could not be measured: {e}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+# imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0: wall time (median, min-max of 5 repetitions)
+# Written by run.py plot; data in time_imbalance_imbalance-0_grain_us-10_tasks-20000_submitters-1_late-0_skew-0.dat.  Rerun: gnuplot time_imbalance_imbalance-0_grain_us-10_tasks-20000_submitters-1_late-0_skew-0.gp
+datafile = "time_imbalance_imbalance-0_grain_us-10_tasks-20000_submitters-1_late-0_skew-0.dat"
+
+set terminal svg size 900,520 dynamic noenhanced background "#ffffff"
+set output "time_imbalance_imbalance-0_grain_us-10_tasks-20000_submitters-1_late-0_skew-0.svg"
+reset
+set datafile missing NaN
+set title "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0: wall time (median, min-max of 5 repetitions)"
+set xlabel "workers"
+set ylabel "time per iteration (ms)"
+set grid
+set key outside right top
+set xtics (1, 2)
+set yrange [0:*]
+plot datafile index 0 using 1:2:3:4 with yerrorlines lw 1.5 pt 1 lc rgb "#1b9e77" title "adaptive", \
+     datafile index 1 using 1:2:3:4 with yerrorlines lw 1.5 pt 2 lc rgb "#d95f02" title "affinity", \
+     datafile index 2 using 1:2:3:4 with yerrorlines lw 1.5 pt 3 lc rgb "#7570b3" title "chaselev", \
+     datafile index 3 using 1:2:3:4 with yerrorlines lw 1.5 pt 4 lc rgb "#e7298a" title "fair", \
+     datafile index 4 using 1:2:3:4 with yerrorlines lw 1.5 pt 5 lc rgb "#66a61e" title "half", \
+     datafile index 5 using 1:2:3:4 with yerrorlines lw 1.5 pt 6 lc rgb "#e6ab02" title "numa", \
+     datafile index 6 using 1:2:3:4 with yerrorlines lw 1.5 pt 7 lc rgb "#a6761d" title "spin", \
+     datafile index 7 using 1:2:3:4 with yerrorlines lw 1.5 pt 8 lc rgb "#666666" title "static", \
+     datafile index 8 using 1:2:3:4 with yerrorlines lw 1.5 pt 9 lc rgb "#1f78b4" title "threadpool", \
+     datafile index 9 using 1:2:3:4 with yerrorlines lw 1.5 pt 10 lc rgb "#b15928" dt 2 title "omp", \
+     datafile index 10 using 1:2:3:4 with yerrorlines lw 1.5 pt 11 lc rgb "#6a3d9a" dt 2 title "pool", \
+     datafile index 11 using 1:2:3:4 with yerrorlines lw 1.5 pt 12 lc rgb "#e31a1c" dt 2 title "tbb"
+unset output
+
+set terminal pngcairo size 900,520 noenhanced background "#ffffff"
+set output "time_imbalance_imbalance-0_grain_us-10_tasks-20000_submitters-1_late-0_skew-0.png"
+reset
+set datafile missing NaN
+set title "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0: wall time (median, min-max of 5 repetitions)"
+set xlabel "workers"
+set ylabel "time per iteration (ms)"
+set grid
+set key outside right top
+set xtics (1, 2)
+set yrange [0:*]
+plot datafile index 0 using 1:2:3:4 with yerrorlines lw 1.5 pt 1 lc rgb "#1b9e77" title "adaptive", \
+     datafile index 1 using 1:2:3:4 with yerrorlines lw 1.5 pt 2 lc rgb "#d95f02" title "affinity", \
+     datafile index 2 using 1:2:3:4 with yerrorlines lw 1.5 pt 3 lc rgb "#7570b3" title "chaselev", \
+     datafile index 3 using 1:2:3:4 with yerrorlines lw 1.5 pt 4 lc rgb "#e7298a" title "fair", \
+     datafile index 4 using 1:2:3:4 with yerrorlines lw 1.5 pt 5 lc rgb "#66a61e" title "half", \
+     datafile index 5 using 1:2:3:4 with yerrorlines lw 1.5 pt 6 lc rgb "#e6ab02" title "numa", \
+     datafile index 6 using 1:2:3:4 with yerrorlines lw 1.5 pt 7 lc rgb "#a6761d" title "spin", \
+     datafile index 7 using 1:2:3:4 with yerrorlines lw 1.5 pt 8 lc rgb "#666666" title "static", \
+     datafile index 8 using 1:2:3:4 with yerrorlines lw 1.5 pt 9 lc rgb "#1f78b4" title "threadpool", \
+     datafile index 9 using 1:2:3:4 with yerrorlines lw 1.5 pt 10 lc rgb "#b15928" dt 2 title "omp", \
+     datafile index 10 using 1:2:3:4 with yerrorlines lw 1.5 pt 11 lc rgb "#6a3d9a" dt 2 title "pool", \
+     datafile index 11 using 1:2:3:4 with yerrorlines lw 1.5 pt 12 lc rgb "#e31a1c" dt 2 title "tbb"
+unset output
