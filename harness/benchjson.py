@@ -68,17 +68,23 @@ def cmd_ratio(a):
     return 0
 
 
-def check(doc, variant=None, workers=None, workloads=()):
-    """The list of problems in one bench JSON document (empty when it is good)."""
+def check_context(doc, keys=CONTEXT_KEYS, variant=None, workers=None):
+    """Problems with the run record: missing keys, another variant or worker count."""
     bad = []
     ctx = doc.get("context", {})
-    for k in CONTEXT_KEYS:
+    for k in keys:
         if not ctx.get(k):
             bad.append(f"context: no {k}")
     if variant is not None and ctx.get("variant") != variant:
         bad.append(f"context: variant {ctx.get('variant')!r}, expected {variant!r}")
     if workers is not None and ctx.get("workers") != str(workers):
         bad.append(f"context: workers {ctx.get('workers')!r}, expected {workers}")
+    return bad
+
+
+def check(doc, variant=None, workers=None, workloads=()):
+    """The list of problems in one bench JSON document (empty when it is good)."""
+    bad = check_context(doc, CONTEXT_KEYS, variant, workers)
     seen = set()
     for b in runs(doc):
         name = b.get("run_name", b["name"])

@@ -23,15 +23,7 @@ COUNTERS = ("proc_cpu_s", "items_per_second")
 
 def check(doc, variant=None, workers=None, without=()):
     """The list of problems in one reference JSON document (empty when it is good)."""
-    bad = []
-    ctx = doc.get("context", {})
-    for k in benchjson.CONTEXT_KEYS + ("runtime",):
-        if not ctx.get(k):
-            bad.append(f"context: no {k}")
-    if variant is not None and ctx.get("variant") != variant:
-        bad.append(f"context: variant {ctx.get('variant')!r}, expected {variant!r}")
-    if workers is not None and ctx.get("workers") != str(workers):
-        bad.append(f"context: workers {ctx.get('workers')!r}, expected {workers}")
+    bad = benchjson.check_context(doc, benchjson.CONTEXT_KEYS + ("runtime",), variant, workers)
     seen = set()
     for b in benchjson.runs(doc):
         name = b.get("run_name", b["name"])
