@@ -73,7 +73,7 @@ $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 # beside its sources.
 -include asm/rules.mk harness/rules.mk workloads/rules.mk tests/rules.mk
 
-run: all
+run: all refs
 	$(PYTHON) run.py run
 
 clean:

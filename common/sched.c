@@ -538,6 +538,12 @@ static void task_end(worker_t *w, task_t *t)
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
     STAT_INC(w, tasks_run);
+    /* reset the run-time fields for the slot's next task here, where the line is local
+     * (relaxed: the slot's next owner gets it through the free list's ordering) */
+    t->nswitch = 0;
+    atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
+    atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
+    atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
     task_free(&w->free_slots, t);
 }
 
@@ -775,18 +781,15 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
     task_t *t = task_alloc(w ? &w->free_slots : foreign_free_cache());
     if (!t)
         return EAGAIN;
+    /* Only the first cache line of t is written here (see core.h); the run-time fields
+     * were reset by task_end, or zeroed with the pool chunk. */
     t->fn = fn;
     t->arg = arg;
     t->stack = NULL;
     t->stack_type = attr ? attr->stack_type : BTHREAD_STACKTYPE_NORMAL;
     t->attr_flags = attr ? attr->flags : 0;
     t->keytable = NULL;
-    t->nswitch = 0;
-    t->saved_errno = 0;
     t->waiter = NULL;
-    atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
-    atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
-    atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
     if (tid)
         *tid = core_tid(t); /* before it can run (and end) */
     task_t *cur = urgent ? core_current_suspendable() : NULL;
