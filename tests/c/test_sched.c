@@ -75,13 +75,21 @@ static void *fib(void *p)
 
 Test(sched, nested_spawn_fib_is_right_on_1_and_2_workers, .timeout = 60)
 {
+#ifdef SB_UNDER_TSAN
+    /* TSan keeps per-fiber state in its own maps; on a variant without inline joins
+     * (threadpool) fib(22) has thousands of blocked bthreads and TSan's maps plus the
+     * guarded stacks outgrow vm.max_map_count (TSan then aborts in munmap). */
+    const int n = 18;
+#else
+    const int n = 22;
+#endif
     for (int w = 1; w <= 2; w++) {
         set_workers(w);
-        fib_arg_t a = {22, 0};
+        fib_arg_t a = {n, 0};
         bthread_t t;
         cr_assert_eq(bthread_start_background(&t, NULL, fib, &a), 0);
         cr_assert_eq(bthread_join(t, NULL), 0);
-        cr_assert_eq(a.r, fib_seq(22), "workers=%d fib(22)=%ld", w, a.r);
+        cr_assert_eq(a.r, fib_seq(n), "workers=%d fib(%d)=%ld", w, n, a.r);
         cr_assert_eq(bthread_getconcurrency(), w);
         cr_assert_eq(bthread_shutdown(), 0);
     }
