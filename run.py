@@ -1977,12 +1977,13 @@ def start_run(args, build):
                          args.all_sets)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
     random.Random(seed).shuffle(points)
+    rate = (calibrate_kernel(build.root, targets)
+            if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
     run_dir = new_run_dir(args.out, build.root)
     plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
                 repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
-                iters_per_us=calibrate_kernel(build.root, targets)
-                if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
+                iters_per_us=rate)
     meta = machine_meta(build.root)
     meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
                 variants=[t.name for t in targets if not t.reference],

@@ -297,3 +297,32 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
     done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
     assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
+
+
+def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tmp_path,
+                                                                  monkeypatch):
+    monkeypatch.delenv("SCHEDBENCH_ITERS_PER_US")
+    log = str(tmp_path / "bench.log")
+    p = sweep(fake_root, "--seed", "3", "--variants", "chaselev,static",
+              "--workloads", "imbalance", env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_LOG_RATE": "1"})
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(only_run(fake_root), "plan.json")) as f:
+        assert json.load(f)["iters_per_us"] == 123.5
+    calls = invocations(log)
+    assert calls[0] == {"variant": "chaselev", "workers": 1, "rate": None,
+                        "filter": "^imbalance/imbalance:0/"}  # the one calibration run
+    assert len(calls) == 1 + 2 * 2
+    assert all(c["rate"] == "123.5" for c in calls[1:])
+
+
+def test_a_given_kernel_rate_is_used_and_a_bad_one_refused(fake_root, monkeypatch):
+    monkeypatch.setenv("SCHEDBENCH_ITERS_PER_US", "77")
+    p = sweep(fake_root, "--seed", "3", "--variants", "chaselev", "--workloads", "imbalance")
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(only_run(fake_root), "plan.json")) as f:
+        assert json.load(f)["iters_per_us"] == 77.0
+    monkeypatch.setenv("SCHEDBENCH_ITERS_PER_US", "fast")
+    p = sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance")
+    assert p.returncode == 2
+    assert "SCHEDBENCH_ITERS_PER_US" in p.stderr
+    assert len(glob.glob(os.path.join(fake_root, "results", "*"))) == 1  # no stray run
