@@ -651,7 +651,8 @@ static task_t *steal_round(worker_t *w)
     return NULL;
 }
 
-/* Non-blocking: own queue, own remote queue, then other workers'. */
+/* Non-blocking: own runnext, own run queue, own remote queue (first every 64th time),
+ * then other workers' (steal_round). */
 static task_t *find_work(worker_t *w)
 {
     task_t *t;
