@@ -112,13 +112,7 @@ static int gran_parallel(const long *args, wl_run_t *out)
     if (rc != 0)
         return rc;
 
-    double eff[WL_GRAIN_COUNT];
-    double metg = wl_metg(gran_seq_cache.ns, wall_ns, tasks, bthread_getconcurrency(), eff);
-    out->answer = sum;
-    out->items = (double)tasks * WL_GRAIN_COUNT;
-    wl_counter_add(out, "metg_us", metg);
-    for (int g = 0; g < WL_GRAIN_COUNT; g++)
-        wl_counter_add(out, wl_grain_eff_names[g], eff[g]);
+    wl_granularity_result(out, sum, gran_seq_cache.ns, wall_ns, tasks, bthread_getconcurrency());
     return 0;
 }
 

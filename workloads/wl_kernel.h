@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "workload.h" /* wl_run_t, wl_counter_add */
+
 /* splitmix64's finalizer: a bijective 64-bit mix. */
 static inline uint64_t wl_mix64(uint64_t x)
 {
@@ -239,6 +241,20 @@ static inline double wl_metg(const uint64_t *seq_ns, const uint64_t *wall_ns, lo
             passing = 0;
     }
     return metg;
+}
+
+/* The granularity workload's result from one sweep, the same for the bthread workload
+ * and the reference runtimes: answer, items, metg_us and each step's efficiency. */
+static inline void wl_granularity_result(wl_run_t *out, uint64_t sum, const uint64_t *seq_ns,
+                                         const uint64_t *wall_ns, long tasks, int workers)
+{
+    double eff[WL_GRAIN_COUNT];
+    double metg = wl_metg(seq_ns, wall_ns, tasks, workers, eff);
+    out->answer = sum;
+    out->items = (double)tasks * WL_GRAIN_COUNT;
+    wl_counter_add(out, "metg_us", metg);
+    for (int g = 0; g < WL_GRAIN_COUNT; g++)
+        wl_counter_add(out, wl_grain_eff_names[g], eff[g]);
 }
 
 #endif /* SCHEDBENCH_WL_KERNEL_H */

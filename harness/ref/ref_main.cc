@@ -82,13 +82,7 @@ int run_granularity(const long *args, wl_run_t *out)
             return rc;
         sum += s;
     }
-    double eff[WL_GRAIN_COUNT];
-    double metg = wl_metg(seq.data(), wall, tasks, g_workers, eff);
-    out->answer = sum;
-    out->items = (double)tasks * WL_GRAIN_COUNT;
-    wl_counter_add(out, "metg_us", metg);
-    for (int g = 0; g < WL_GRAIN_COUNT; g++)
-        wl_counter_add(out, wl_grain_eff_names[g], eff[g]);
+    wl_granularity_result(out, sum, seq.data(), wall, tasks, g_workers);
     return 0;
 }
 
