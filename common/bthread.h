@@ -8,7 +8,8 @@
  * first call, or explicitly with bthread_setconcurrency().
  *
  * Differences from brpc, all deliberate:
- *   - any worker count >= 1 is allowed (a research harness needs 1);
+ *   - any worker count from 1 to BTHREAD_MAX_CONCURRENCY is allowed (a research harness
+ *     needs 1);
  *   - the functions marked EXTENSION below do not exist in brpc.
  */
 #ifndef SCHEDBENCH_BTHREAD_H
@@ -82,6 +83,10 @@ int bthread_stopped(bthread_t tid);   /* 1 if stopped or not alive, else 0 */
 int bthread_attr_init(bthread_attr_t *attr);
 int bthread_attr_destroy(bthread_attr_t *attr);
 int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
+
+/* EXTENSION: the most workers a scheduler runs (bthread_setconcurrency's upper bound,
+ * and the bench drivers' --workers bound). */
+#define BTHREAD_MAX_CONCURRENCY 1024
 
 int bthread_getconcurrency(void);
 /* Before start-up: the worker count to start with.  After: add workers (brpc allows only

@@ -987,7 +987,7 @@ int bthread_getconcurrency(void)
 
 int bthread_setconcurrency(int num)
 {
-    if (num < 1 || num > 1024)
+    if (num < 1 || num > BTHREAD_MAX_CONCURRENCY)
         return EINVAL;
     int rc = 0;
     pthread_mutex_lock(&ctl.lock);

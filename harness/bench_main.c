@@ -40,6 +40,9 @@
 #include "shim.h"
 #include "workload.h"
 
+#define SB_XSTR(x) #x
+#define SB_STR(x) SB_XSTR(x)
+
 #ifndef SCHEDBENCH_CFLAGS
 #define SCHEDBENCH_CFLAGS "unknown"
 #endif
@@ -324,8 +327,8 @@ int main(int argc, char **argv)
         }
         char *end;
         long n = strtol(val, &end, 10);
-        if (*val == 0 || *end != 0 || n < 1 || n > 4096)
-            usage_exit("--workers needs a number from 1 to 4096");
+        if (*val == 0 || *end != 0 || n < 1 || n > BTHREAD_MAX_CONCURRENCY)
+            usage_exit("--workers needs a number from 1 to " SB_STR(BTHREAD_MAX_CONCURRENCY));
         workers = (int)n;
     }
     argc = out;
