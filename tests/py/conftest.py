@@ -1,5 +1,7 @@
-"""Shared helpers for run.py's tests: the module itself, the fixtures, a fake build tree
-whose bench binaries are tests/py/fixtures/fake_bench.py, and a CLI runner."""
+"""Shared helpers for the tests of run.py and its package (harness/driver): the fixtures,
+a fake build tree whose bench binaries are tests/py/fixtures/fake_bench.py, and a CLI
+runner.  The tests import the package as harness.driver (run them from the repository
+root: `/usr/bin/python3 -m pytest -q tests/py`, or `make test-py`)."""
 import os
 import shutil
 import stat
@@ -12,15 +14,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(HERE, "fixtures")
 RUN_PY = os.path.join(ROOT, "run.py")
-sys.path.insert(0, ROOT)
-
-import run as runpy_module  # noqa: E402  (run.py is a script, imported as a module)
-
-
-@pytest.fixture
-def run():
-    return runpy_module
-
 
 FAKE_MAKEFILE = """\
 list-variants:

@@ -3,6 +3,8 @@ import os
 
 import pytest
 
+from harness.driver.cli import main
+
 from conftest import cli, make_fake_root
 
 
@@ -34,9 +36,9 @@ def one_line_error(p, *words):
     (["compare", "a"], ["RUN_B"]),
     (["bogus"], ["invalid choice: 'bogus'"]),
 ])
-def test_bad_input(run, fake_root, capsys, args, words):
+def test_bad_input(fake_root, capsys, args, words):
     # in-process (fast); the exit code of the real process is checked below
-    code = run.main(args + ["--root", fake_root] if args[0] != "bogus" else args)
+    code = main(args + ["--root", fake_root] if args[0] != "bogus" else args)
     one_line_error(FakeProcess(code, capsys.readouterr().err), *words)
 
 
