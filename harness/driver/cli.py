@@ -34,7 +34,7 @@ from .build import Build
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG, QUICK,
                      UsageError, check_unknown, parse_name_list, parse_workers)
-from .files import atomic_write_text
+from .files import check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
 from .report import make_plots_and_report
@@ -103,6 +103,8 @@ def load_selected(args, spec):
 
 
 def cmd_plot(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=True)
     gnuplot = Gnuplot()
     data = load_selected(args, args.run)
     if not data.usable():
@@ -116,6 +118,8 @@ def cmd_plot(args):
 
 
 def cmd_compare(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=False)
     sides = []
     for spec in (args.run_a, args.run_b):
         run_dir, variant = split_run_spec(spec, args.root)
@@ -138,11 +142,13 @@ def cmd_compare(args):
         md = ("\n".join(f"- {line}" for line in lines if line) + "\n\n"
               + format_table(COMPARISON_HEADERS, comparison_rows(comparisons), markdown=True)
               + "\n" + "\n\n".join(notes) + "\n")
-        atomic_write_text(args.out, md)
+        write_output(args.out, md)
     return 0
 
 
 def cmd_report(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=False)
     data = load_selected(args, args.run)
     path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
                                  report_path=args.out)
@@ -257,6 +263,10 @@ def main(argv=None):
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")
         return 0
+    except OSError as e:       # a file or directory the checks above did not foresee
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"{PROG}: error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import json
 import os
 import secrets
 
-from .config import warn
+from .config import UsageError, warn
 
 
 def atomic_write_text(path, text):
@@ -36,6 +36,50 @@ def atomic_write_text(path, text):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def out_path_problem(path, directory):
+    """Why path cannot become the output directory (directory=True) or file, without
+    creating anything: None when it looks possible (the write itself may still fail)."""
+    if os.path.exists(path):
+        if directory and not os.path.isdir(path):
+            return "is not a directory"
+        if not directory and os.path.isdir(path):
+            return "is a directory"
+        where = path if directory else os.path.dirname(os.path.abspath(path))
+    else:
+        where = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(where):
+            where = os.path.dirname(where)
+        if not os.path.isdir(where):
+            return f"cannot be created: {where} is not a directory"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"is not writable ({where})"
+    return None
+
+
+def check_out_path(path, option, directory):
+    """UsageError naming the option when out_path_problem finds one."""
+    problem = out_path_problem(path, directory)
+    if problem:
+        raise UsageError(f"{option} {path} {problem}")
+
+
+def ensure_dir(path, what):
+    """os.makedirs(path), with a UsageError naming `what` when it cannot be made."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the {what} {path}: {e.strerror}") from None
+
+
+def write_output(path, text):
+    """atomic_write_text of a file the user asked for, with a UsageError when it cannot
+    be written."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def atomic_write_json(path, obj):

@@ -67,9 +67,17 @@ def _number(value):
     return float(value)
 
 
+def _count(value):
+    """value as an int if it is a finite JSON number, else 0."""
+    number = _number(value)
+    return int(number) if number is not None and math.isfinite(number) else 0
+
+
 def parse_entry(raw):
     """An Entry from one element of "benchmarks", or None for aggregates.
-    Raises ValueError when the element does not have the expected fields."""
+    Raises ValueError when the element does not have the expected fields.  A repetition
+    whose time is not a number (Google Benchmark can write NaN) or not positive is kept
+    as an error ("no valid measurement"), so that it is reported and never plotted."""
     if not isinstance(raw, dict):
         raise ValueError("an entry is not an object")
     if raw.get("run_type", "iteration") != "iteration":
@@ -77,34 +85,36 @@ def parse_entry(raw):
     name = raw.get("run_name") or raw.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("an entry has no name")
-    scale = GB_TIME_UNITS.get(raw.get("time_unit", "ns"))
+    unit = raw.get("time_unit", "ns")
+    scale = GB_TIME_UNITS.get(unit) if isinstance(unit, str) else None
     real, cpu = _number(raw.get("real_time")), _number(raw.get("cpu_time"))
     error = None
     if raw.get("error_occurred"):
         error = str(raw.get("error_message") or "error_occurred")
     elif scale is None or real is None or cpu is None:
         raise ValueError(f"entry {name} lacks real_time/cpu_time/time_unit")
+    else:
+        bad = [f"{key} = {value}" for key, value, ok in (
+            ("real_time", real, math.isfinite(real) and real > 0),
+            ("cpu_time", cpu, math.isfinite(cpu) and cpu >= 0)) if not ok]
+        if bad:
+            error = f"no valid measurement: {', '.join(bad)}"
     counters = {}
     for key, value in raw.items():
         number = _number(value)
         if key not in GB_FIELDS and number is not None:
             counters[key] = number
     return Entry(benchmark=name,
-                 repetition=int(_number(raw.get("repetition_index")) or 0),
+                 repetition=_count(raw.get("repetition_index")),
                  real_s=real * scale if real is not None and scale else math.nan,
                  cpu_s=cpu * scale if cpu is not None and scale else math.nan,
-                 iterations=int(_number(raw.get("iterations")) or 0),
+                 iterations=_count(raw.get("iterations")),
                  counters=counters, error=error)
 
 
-def parse_gb_json(text, source):
-    """(context dict, [Entry]) of a Google Benchmark JSON output.
-    Raises BadResultFile naming `source` for anything unusable."""
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        what = "truncated" if text.strip() and e.pos >= len(text.rstrip()) else "not JSON"
-        raise BadResultFile(f"{source}: {what} ({e})") from None
+def parse_gb_doc(doc, source):
+    """(context dict, [Entry]) of a parsed Google Benchmark JSON document.
+    Raises BadResultFile naming `source` when it does not have that shape."""
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise BadResultFile(f"{source}: no \"benchmarks\" list (not Google Benchmark JSON)")
     context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
@@ -119,11 +129,35 @@ def parse_gb_json(text, source):
     return context, entries
 
 
-def load_gb_file(path):
-    """parse_gb_json of a file; BadResultFile also for unreadable files."""
+def parse_gb_text(text, source):
+    """The JSON document in text; BadResultFile (truncated / not JSON) otherwise."""
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        # the text ends inside a value: the writer stopped halfway
+        ends = getattr(e, "pos", 0) >= len(text.rstrip()) or \
+            getattr(e, "msg", "").startswith("Unterminated string")
+        what = "truncated" if text.strip() and ends else "not JSON"
+        raise BadResultFile(f"{source}: {what} ({e})") from None
+
+
+def parse_gb_json(text, source):
+    """(context dict, [Entry]) of a Google Benchmark JSON output.
+    Raises BadResultFile naming `source` for anything unusable."""
+    return parse_gb_doc(parse_gb_text(text, source), source)
+
+
+def load_gb_doc(path):
+    """The parsed JSON document of a file (for checks of its raw fields);
+    BadResultFile for unreadable, truncated or non-JSON files."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
         raise BadResultFile(f"{path}: {e.strerror}") from None
-    return parse_gb_json(text, path)
+    return parse_gb_text(text, path)
+
+
+def load_gb_file(path):
+    """(context dict, [Entry]) of a file; BadResultFile for anything unusable."""
+    return parse_gb_doc(load_gb_doc(path), path)

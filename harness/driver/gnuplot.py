@@ -7,7 +7,7 @@ import os
 import shutil
 
 from .config import UsageError, warn
-from .files import atomic_write_json, atomic_write_text, read_json
+from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
 from .plots import PlotBuilder
 from .proc import last_line, run_capture, usable_cpus
@@ -50,14 +50,30 @@ def plots_dir(root, run_id):
     return os.path.join(root, "plots", run_id)
 
 
+def read_manifest(out_dir):
+    """plots.json of a plot directory, keeping only entries of the shape the report and
+    write_plots use; None when there is none."""
+    manifest = read_json(os.path.join(out_dir, "plots.json"))
+    if not isinstance(manifest, dict):
+        return None
+    entries = manifest.get("plots")
+    text = ("name", "kind", "title", "script", "data")
+    manifest["plots"] = [
+        e for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in text)
+        and isinstance(e.get("workload", ""), str)
+        and isinstance(e.get("files"), list) and all(isinstance(f, str) for f in e["files"])]
+    return manifest
+
+
 def write_plots(data, out_dir, gnuplot):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
     (the manifest the report reads).  Returns the manifest."""
-    os.makedirs(out_dir, exist_ok=True)
+    ensure_dir(out_dir, "plot directory")
     manifest_path = os.path.join(out_dir, "plots.json")
-    old = read_json(manifest_path) or {}
-    for entry in old.get("plots", []) if isinstance(old, dict) else []:
-        for f in entry.get("files", []) + [entry.get("script", ""), entry.get("data", "")]:
+    old = read_manifest(out_dir) or {}
+    for entry in old.get("plots", []):
+        for f in entry["files"] + [entry["script"], entry["data"]]:
             if f and os.path.basename(f) == f:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(out_dir, f))

@@ -5,10 +5,10 @@ import os
 
 from .compare import compare_sides, significance_notes
 from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, UsageError, warn
-from .files import atomic_write_text, read_json
+from .files import write_output
 from .fmt import fmt_p, fmt_seconds, format_table
 from .gbjson import display_name
-from .gnuplot import Gnuplot, plots_dir, write_plots
+from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
 from .plots import workers_label
 
 
@@ -63,8 +63,8 @@ class Report:
 
     def header(self):
         m, plan, d = self.data.meta, self.data.plan, self.data
-        git = m.get("git") or {}
-        rev = (git.get("rev") or "unknown") + (" (with uncommitted changes)" if git.get("dirty") else "")
+        git = m.get("git") if isinstance(m.get("git"), dict) else {}
+        rev = f"{git.get('rev') or 'unknown'}{' (with uncommitted changes)' if git.get('dirty') else ''}"
         points = plan.get("points", [])
         ok = sum(1 for p in points if d.status.get(p["id"], {}).get("ok"))
         rows = [("started", m.get("started", "?")), ("finished", m.get("finished", "not finished")),
@@ -83,7 +83,7 @@ class Report:
                "[min-max] beside it.  Raw data: `raw/`, `results.csv`, `samples.csv` "
                "(formats in results/README.md).", "",
                format_table(["", ""], rows, markdown=True)]
-        if m.get("topology"):
+        if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
                     m["topology"].rstrip(), "```", "", "</details>", ""]
         return out
@@ -211,7 +211,7 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
         except UsageError as e:
             warn(f"{e}; the report has no plots")
     else:
-        manifest = read_json(os.path.join(plots_dir(root, data.run_id), "plots.json"))
+        manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    atomic_write_text(path, Report(data, manifest, alpha, path, root).render())
+    write_output(path, Report(data, manifest, alpha, path, root).render())
     return path

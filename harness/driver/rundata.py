@@ -131,19 +131,83 @@ def context_flag(value):
     return str(value).strip().lower() in ("1", "true", "yes")
 
 
+# The fields of a point of plan.json, and their types: what the sweep and the report use.
+POINT_FIELDS = dict(id=str, variant=str, reference=bool, workers=int, workload=str,
+                    binary=str, benchmarks=list, filter=str, raw=str, log=str)
+
+
+def _is(value, kind):
+    """isinstance, except that a bool is not a number."""
+    return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def plan_problem(plan):
+    """What makes a plan.json document unusable (None when it is usable): the fields
+    the sweep and the report rely on, with their types."""
+    if not isinstance(plan, dict):
+        return "not a JSON object"
+    for key, kind in (("repetitions", int), ("min_time", (int, float)), ("points", list)):
+        if not _is(plan.get(key), kind):
+            return f"no {key}"
+    for key in ("timeout", "iters_per_us"):
+        value = plan.get(key)
+        if value is not None and not (_is(value, (int, float)) and value > 0):
+            return f"{key} is not a positive number"
+    ids = set()
+    for i, point in enumerate(plan["points"]):
+        if not isinstance(point, dict):
+            return f"point {i} is not an object"
+        for key, kind in POINT_FIELDS.items():
+            if not _is(point.get(key), kind):
+                return f"point {i} has no {key}"
+        if point["id"] in ids:
+            return f"point {point['id']} is there twice"
+        ids.add(point["id"])
+    return None
+
+
+def read_plan(run_dir):
+    """plan.json of a run, or None (with a warning) when it is missing or unusable."""
+    path = os.path.join(run_dir, "plan.json")
+    plan = read_json(path)
+    problem = plan_problem(plan) if plan is not None else None
+    if problem:
+        warn(f"ignoring {path}: {problem}")
+        return None
+    return plan
+
+
+def read_status(run_dir):
+    """status.json of a run: point id -> its record (records of the wrong shape are
+    dropped with a warning; a missing or unreadable file is an empty record)."""
+    path = os.path.join(run_dir, "status.json")
+    status = read_json(path)
+    if status is None:
+        return {}
+    good = {k: v for k, v in status.items() if isinstance(v, dict)} \
+        if isinstance(status, dict) else {}
+    if not isinstance(status, dict) or len(good) < len(status):
+        warn(f"{path}: ignoring records that are not objects")
+    return good
+
+
+def read_meta(run_dir):
+    """meta.json of a run as a dict ({} when it is missing or not an object)."""
+    meta = read_json(os.path.join(run_dir, "meta.json"))
+    return meta if isinstance(meta, dict) else {}
+
+
 def load_run(run_dir):
     """Load results/<run-id>/: meta.json, plan.json, status.json and every raw/**/*.json.
     A file that cannot be used is named in a warning and skipped, never fatal."""
     if not os.path.isdir(run_dir):
         raise UsageError(f"{run_dir} is not a run directory")
-    meta = read_json(os.path.join(run_dir, "meta.json")) or {}
-    plan = read_json(os.path.join(run_dir, "plan.json")) or {}
-    status = read_json(os.path.join(run_dir, "status.json")) or {}
-    if not isinstance(meta, dict):
-        meta = {}
-    points = plan.get("points", []) if isinstance(plan, dict) else []
-    by_raw = {p.get("raw"): p for p in points if isinstance(p, dict)}
-    references = set(meta.get("references", []))
+    meta = read_meta(run_dir)
+    plan = read_plan(run_dir) or {}
+    status = read_status(run_dir)
+    by_raw = {p["raw"]: p for p in plan.get("points", [])}
+    refs = meta.get("references")
+    references = {r for r in refs if isinstance(r, str)} if isinstance(refs, list) else set()
     results, skipped, contexts = {}, [], {}
     raw_dir = os.path.join(run_dir, "raw")
     for path in sorted(glob_json(raw_dir)):
@@ -153,7 +217,7 @@ def load_run(run_dir):
             point = by_raw.get(rel, {})
             variant = context.get("variant") or point.get("variant")
             workers = int(context.get("workers") or point.get("workers") or 0)
-            if not variant or workers < 1:
+            if not variant or not isinstance(variant, str) or workers < 1:
                 raise BadResultFile(f"{path}: no variant/workers in its context")
         except (BadResultFile, ValueError, TypeError) as e:
             reason = str(e) if isinstance(e, BadResultFile) else f"{path}: {e}"
@@ -168,8 +232,7 @@ def load_run(run_dir):
             if key not in results:
                 results[key] = Result(variant, reference, workers, entry.benchmark, rel)
             results[key].entries.append(entry)
-    return RunData(run_dir=run_dir, meta=meta, plan=plan if isinstance(plan, dict) else {},
-                   status=status if isinstance(status, dict) else {},
+    return RunData(run_dir=run_dir, meta=meta, plan=plan, status=status,
                    results=sorted(results.values(), key=result_sort_key),
                    skipped=skipped, contexts=contexts)
 
@@ -253,6 +316,7 @@ def latest_run(base):
             if os.path.isfile(meta_path):
                 meta = read_json(meta_path)
                 started = meta.get("started", "") if isinstance(meta, dict) else ""
+                started = started if isinstance(started, str) else ""
                 key = (started, os.path.getmtime(meta_path))
                 if best is None or key > best[0]:
                     best = (key, os.path.join(base, name))

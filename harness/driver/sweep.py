@@ -12,13 +12,14 @@ import time
 
 from .config import (FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK, UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
-from .files import atomic_write_json, atomic_write_text, read_json
+from .files import atomic_write_json, atomic_write_text, check_out_path, ensure_dir, read_json
 from .fmt import fmt_duration, now_iso
 from .gbjson import BadResultFile, load_gb_file
 from .machine import bench_context_summary, machine_meta
 from .plan import calibrate_kernel, plan_points, select_targets
 from .proc import last_line, run_with_timeout, usable_cpus
-from .rundata import load_run, resolve_run, results_csv, runs_base, samples_csv
+from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
+                      runs_base, samples_csv)
 
 
 def bench_command(root, plan, point, out_path):
@@ -170,7 +171,7 @@ def execute_plan(root, run_dir, plan, quiet=False):
     (shuffled) order, recording each in status.json.  Returns the status dict."""
     remove_stale_temporaries(run_dir)
     status_path = os.path.join(run_dir, "status.json")
-    status = read_json(status_path) or {}
+    status = read_status(run_dir)
     points = plan["points"]
     todo = []
     for p in points:
@@ -182,7 +183,8 @@ def execute_plan(root, run_dir, plan, quiet=False):
     if len(todo) < len(points):
         print(f"{PROG}: {len(points) - len(todo)} of {len(points)} points already done",
               file=sys.stderr)
-    durations = [s["seconds"] for s in status.values() if isinstance(s, dict) and s.get("seconds")]
+    durations = [s["seconds"] for s in status.values()
+                 if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
     progress = Progress(len(points), len(points) - len(todo), durations, quiet)
     try:
         for point in todo:
@@ -217,7 +219,7 @@ def new_run_dir(out, root):
         path, n = os.path.join(runs_base(root), stamp), 2
         while os.path.exists(path):
             path, n = os.path.join(runs_base(root), f"{stamp}-{n}"), n + 1
-    os.makedirs(path, exist_ok=True)
+    ensure_dir(path, "run directory")
     return os.path.abspath(path)
 
 
@@ -242,11 +244,13 @@ def start_run(args, build):
         raise UsageError("--repetitions must be at least 1")
     if not (min_time > 0 and math.isfinite(min_time)):
         raise UsageError("--min-time must be a positive number of seconds")
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive")
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise UsageError("--timeout must be a positive number of seconds")
     variants = parse_name_list(args.variants, "--variants") if args.variants else None
     workloads = parse_name_list(args.workloads, "--workloads") if args.workloads else None
     workers = parse_workers(args.workers) if args.workers else default_workers(usable_cpus())
+    if args.out:
+        check_out_path(args.out, "--out", directory=True)
     if args.out and os.path.isdir(args.out) and os.listdir(args.out):
         raise UsageError(f"{args.out} exists and is not empty (use --resume {args.out} to continue it)")
     targets = select_targets(build, variants, args.no_build)
@@ -279,14 +283,16 @@ def resume_run(args, build):
     """The run directory and stored plan of a sweep to continue."""
     run_dir = resolve_run(args.resume, build.root)
     plan = read_json(os.path.join(run_dir, "plan.json"))
-    if not isinstance(plan, dict) or not isinstance(plan.get("points"), list):
-        raise UsageError(f"{run_dir} has no usable plan.json: it cannot be resumed")
+    problem = "missing or not JSON" if plan is None else plan_problem(plan)
+    if problem:
+        raise UsageError(f"{run_dir} cannot be resumed: its plan.json is unusable ({problem})")
     given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
     if given:
         warn("ignored with --resume (the sweep keeps its plan): "
              + ", ".join("--" + o.replace("_", "-") for o in given))
-    meta_path = os.path.join(run_dir, "meta.json")
-    meta = read_json(meta_path) or {}
-    meta.setdefault("resumed", []).append(dict(at=now_iso(), command=command_line()))
-    atomic_write_json(meta_path, meta)
+    meta = read_meta(run_dir)
+    if not isinstance(meta.get("resumed"), list):
+        meta["resumed"] = []
+    meta["resumed"].append(dict(at=now_iso(), command=command_line()))
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
     return run_dir, plan

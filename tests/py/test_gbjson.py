@@ -83,3 +83,28 @@ def test_names():
     assert gbjson.params_of(name) == {"imbalance": "2", "grain_us": "100", "submitters": "2"}
     assert gbjson.display_name(name) == "imbalance/imbalance:2/grain_us:100/submitters:2"
     assert gbjson.display_name("fib") == "fib"
+
+
+@pytest.mark.parametrize("fields, words", [
+    ('"real_time": NaN, "cpu_time": 1', ["real_time = nan"]),
+    ('"real_time": 2, "cpu_time": NaN', ["cpu_time = nan"]),
+    ('"real_time": Infinity, "cpu_time": -Infinity', ["real_time = inf", "cpu_time = -inf"]),
+    ('"real_time": 0, "cpu_time": 0', ["real_time = 0"]),
+])
+def test_a_time_that_is_not_a_measurement_is_an_error(fields, words):
+    """Google Benchmark can write NaN: the repetition is kept, as an error that says so."""
+    text = ('{"benchmarks": [{"name": "a/x:1", "run_type": "iteration", "time_unit": "us",'
+            ' "iterations": Infinity, "repetition_index": NaN, ' + fields + '}]}')
+    _, (entry,) = gbjson.parse_gb_json(text, "x.json")
+    assert entry.error.startswith("no valid measurement: ")
+    for word in words:
+        assert word in entry.error
+    assert (entry.iterations, entry.repetition) == (0, 0)
+
+
+@pytest.mark.parametrize("unit", ['["ms"]', '{"a": 1}', "3"])
+def test_a_time_unit_that_is_not_a_name_is_refused(unit):
+    text = ('{"benchmarks": [{"name": "a/x:1", "real_time": 1, "cpu_time": 1,'
+            ' "time_unit": ' + unit + '}]}')
+    with pytest.raises(gbjson.BadResultFile):
+        gbjson.parse_gb_json(text, "x.json")

@@ -21,3 +21,13 @@ def test_gnuplot_renders_svg_and_png(small_run, tmp_path):
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
     svg = (out / "time_fib_n-20.svg").read_text()
     assert "<svg" in svg and "chaselev" in svg
+
+
+@pytest.mark.skipif(not has_gnuplot(), reason="gnuplot is not installed")
+def test_plot_of_a_run_with_a_nan_time(nan_run, tmp_path):
+    root, _ = nan_run
+    p = cli("plot", "run_small", "--root", root, "--out", tmp_path / "plots",
+            "--workloads", "fib")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    p = cli("report", "run_small", "--root", root, "--workloads", "fib")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

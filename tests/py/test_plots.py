@@ -104,3 +104,10 @@ def test_file_names_are_safe():
 
 def test_gnuplot_strings_are_escaped():
     assert plots.gp_str('a"b\\c') == '"a\\"b\\\\c"'
+
+
+def test_a_nan_time_is_not_plotted(nan_run):
+    _, run_dir = nan_run
+    figures = {p.name: p for p in plots.PlotBuilder(rundata.load_run(run_dir)).build()}
+    chaselev = rows(blocks(figures["time_fib_n-20"])[0])
+    assert [r[0] for r in chaselev] == ["1"]          # the 2-worker point is gone

@@ -26,3 +26,13 @@ def test_report(small_run):
     # 3 repetitions cannot reach p < 0.05: the report says so instead of claiming anything
     assert "too few repetitions to reach p < 0.05" in text
     assert "0 of " in text and "differences are significant" in text
+
+
+def test_a_nan_time_is_reported_not_a_crash(nan_run):
+    root, run_dir = nan_run
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    text = open(os.path.join(run_dir, "REPORT.md")).read()
+    assert "error: `fib/n:20/real_time` on chaselev with 2 workers: no valid measurement: " \
+        "real_time = nan (1 of 3 repetitions; not plotted)" in text
+    assert "| fib/n:20 | chaselev | 10.2 ms [10 ms-10.4 ms] | ERROR |" in text
