@@ -11,8 +11,10 @@ EXIT_FAILED = 1   # the sweep ran, but some points failed or gave wrong answers
 EXIT_USAGE = 2    # bad input or a missing tool
 EXIT_INTERRUPTED = 130
 
-# The two baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"):
-# speedups are drawn over each of them when the run has it.
+# The baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"): the
+# global-queue pool, the round-robin split and the per-thread-queue pool; speedups are
+# drawn over each of them when the run has it (tests/py/test_docs.py checks that they
+# are variants of the build and that plots/README.md names them).
 BASELINES = ("threadpool", "static", "affinity")
 CLAIM_BAND = (1.3, 1.5)
 
@@ -29,7 +31,10 @@ FULL_ENV = "SCHEDBENCH_FULL"
 # and pins it for every point, so every variant runs exactly the same work.
 ITERS_ENV = "SCHEDBENCH_ITERS_PER_US"
 CALIBRATION_FILTER = "^imbalance/imbalance:0/"
-KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")  # users of workloads/wl_kernel.h
+# The workloads that use that rate: those whose source includes workloads/wl_kernel.h.
+# Kept here because the bench can say it only after running them; tests/py/test_docs.py
+# checks the list against the sources.
+KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")
 # The quick sweep runs each workload's first listed argument set, plus the sets that
 # differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
 # every set of the claim's own workload (its scenarios are cheap and are the point).
@@ -92,5 +97,5 @@ def check_unknown(names, known, what):
     """UsageError naming the first of `names` that is not in `known`."""
     for name in names:
         if name not in known:
-            listing = ", ".join(sorted(known)) or "none"
+            listing = ", ".join(str(k) for k in sorted(known)) or "none"
             raise UsageError(f"unknown {what} '{name}' (known: {listing})")

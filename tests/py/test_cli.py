@@ -89,6 +89,8 @@ def test_unknown_names_in_plot_and_compare(small_run):
                    "unknown variant in run_small 'nope'")
     one_line_error(cli("report", "run_small", "--root", root, "--workloads", "uts"),
                    "unknown workload in this run 'uts'")
+    one_line_error(cli("report", "run_small", "--root", root, "--workers", "1,3"),
+                   "unknown worker count in this run '3' (known: 1, 2)")
 
 
 def test_list_asks_the_build(tmp_path):
