@@ -3,7 +3,7 @@ plots/, compares runs and writes reports.  run.py at the repository root calls
 cli.main(); the modules, each named for what it holds:
 
     config    settings, exit codes, UsageError, parsers of name and worker lists
-    files     atomic writes (umask respected), tolerant JSON reads
+    files     atomic writes (umask respected), --out checks, tolerant JSON reads
     fmt       durations, times with units, tables
     proc      running other programs, usable CPUs
     build     names asked from make, the bench binaries and their listings

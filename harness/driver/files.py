@@ -1,5 +1,6 @@
-"""Files the driver writes and reads: atomic writes that respect the umask, tolerant
-JSON reads, and the walk over a run's raw JSON files."""
+"""Files the driver writes and reads: atomic writes that respect the umask, the checks
+of an output path the user names (--out), tolerant JSON reads, and the walk over a
+run's raw JSON files."""
 
 import contextlib
 import json
