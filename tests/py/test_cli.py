@@ -156,18 +156,21 @@ def test_plot_out_under_proc(small_run):
                    "/proc/schedbench-plots")
 
 
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def test_damaged_run_files_are_named_and_skipped(small_run):
     root, run_dir = small_run
     junk = {"plan.json": '{"points": [{"id": 1}], "repetitions": 3, "min_time": 0.1}',
             "status.json": '{"x": 1, "y": [2]}',
             "meta.json": '{"git": "abc", "topology": 3, "references": 5, "started": 7}'}
     for name, text in junk.items():
-        with open(os.path.join(run_dir, name), "w") as f:
-            f.write(text)
-    plots = os.path.join(root, "plots", "run_small")
-    os.makedirs(plots)
-    with open(os.path.join(plots, "plots.json"), "w") as f:
-        f.write('{"plots": [3, {"name": "x", "files": "y"}]}')
+        write(os.path.join(run_dir, name), text)
+    write(os.path.join(root, "plots", "run_small", "plots.json"),
+          '{"plots": [3, {"name": "x", "files": "y"}]}')
     p = cli("report", "run_small", "--root", root, "--no-plot")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "plan.json: point 0 has no id" in p.stderr
@@ -180,20 +183,15 @@ def test_damaged_run_files_are_named_and_skipped(small_run):
 @pytest.mark.parametrize("plan", ['{"points": [', '[]', '{"points": []}'])
 def test_resume_of_a_run_without_a_usable_plan(small_run, plan):
     root, run_dir = small_run
-    with open(os.path.join(run_dir, "plan.json"), "w") as f:
-        f.write(plan)
+    write(os.path.join(run_dir, "plan.json"), plan)
     one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
                    "cannot be resumed")
 
 
 def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
     root, run_dir = small_run
-    with open(os.path.join(run_dir, "meta.json"), "w") as f:
-        f.write('{"started": 12}')
-    other = os.path.join(root, "results", "other")
-    os.makedirs(other)
-    with open(os.path.join(other, "meta.json"), "w") as f:
-        f.write('["not", "an", "object"]')
+    write(os.path.join(run_dir, "meta.json"), '{"started": 12}')
+    write(os.path.join(root, "results", "other", "meta.json"), '["not", "an", "object"]')
     p = cli("report", "latest", "--root", root, "--no-plot")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "results/other/REPORT.md" in p.stdout          # the newer of the two
