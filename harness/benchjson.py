@@ -1,28 +1,29 @@
-#!/usr/bin/python3
-"""benchjson.py -- two small readers of the Google Benchmark JSON that build/<v>/bench
-and build/ref/boost_switch write (stdlib only).
+"""benchjson.py -- the checks and the ratio that make runs on the Google Benchmark JSON
+that build/<v>/bench, build/ref/<r>/bench and build/ref/boost_switch write.  They read
+it through harness.driver.gbjson, the reader run.py uses (stdlib only).  Run from the
+repository root:
 
-  benchjson.py ratio --name NAME --ours A.json... --ref B.json...
+  python3 -m harness.benchjson ratio --name NAME --ours A.json... --ref B.json...
       For NAME: the median over every repetition in every file of cpu_time and real_time
       (ns) on each side, and ours/ref.  Used by `make bench-switch`.
 
-  benchjson.py check [--variant V] [--workers N] [--workloads "a b"] FILE.json
+  python3 -m harness.benchjson check [--variant V] [--workers N] [--workloads "a b"] FILE.json
       The run record carries its context keys; every benchmark ran without error; each
       named workload has at least one benchmark; each workload benchmark carries the
       scheduler counters.  Exit status 1 with the reasons otherwise.  Used by
       `make bench-smoke`.
 
-  benchjson.py shimcheck FILE.json
+  python3 -m harness.benchjson shimcheck FILE.json
       The JSON of build/harness-selftest/shim_check matches the exact values that
       harness/selftest/shim_check.c sets up (counter flags, manual time, arguments,
       label, skip, repetitions, context).  Used by `make test-shim`.
 """
 import argparse
-import json
 import statistics
 import sys
 
-TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+from harness.driver.gbjson import BadResultFile, load_gb_doc, parse_gb_doc
+
 CONTEXT_KEYS = ("variant", "workers", "cpu_model", "topology", "compiler", "cflags",
                 "git_rev", "sizes")
 COUNTERS = ("steals", "steal_attempts", "stolen_tasks", "parks", "switches", "wakeups",
@@ -30,29 +31,22 @@ COUNTERS = ("steals", "steal_attempts", "stolen_tasks", "parks", "switches", "wa
 HARNESS_PREFIXES = ("switch/", "stack/")
 
 
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def runs(doc, name=None):
-    """The per-repetition entries (not the aggregates), optionally only NAME's."""
-    for b in doc.get("benchmarks", []):
-        if b.get("run_type", "iteration") != "iteration":
-            continue
-        if name is None or b.get("run_name", b["name"]) == name:
-            yield b
-
-
 def medians(paths, name):
+    """Medians of NAME's cpu_time and real_time (ns) over every repetition in the files,
+    and how many repetitions there were."""
     cpu, real = [], []
     for p in paths:
-        for b in runs(load(p), name):
-            if b.get("error_occurred"):
-                raise SystemExit(f"{p}: {name}: {b.get('error_message')}")
-            unit = TO_NS[b.get("time_unit", "ns")]
-            cpu.append(b["cpu_time"] * unit)
-            real.append(b["real_time"] * unit)
+        try:
+            _, entries = parse_gb_doc(load_gb_doc(p), p)
+        except BadResultFile as e:
+            raise SystemExit(str(e)) from None
+        for e in entries:
+            if e.benchmark != name:
+                continue
+            if e.error is not None:
+                raise SystemExit(f"{p}: {name}: {e.error}")
+            cpu.append(e.cpu_s * 1e9)
+            real.append(e.real_s * 1e9)
     if not cpu:
         raise SystemExit(f"no runs of {name} in {' '.join(paths)}")
     return statistics.median(cpu), statistics.median(real), len(cpu)
@@ -71,7 +65,8 @@ def cmd_ratio(a):
 def check_context(doc, keys=CONTEXT_KEYS, variant=None, workers=None):
     """Problems with the run record: missing keys, another variant or worker count."""
     bad = []
-    ctx = doc.get("context", {})
+    ctx = doc.get("context", {}) if isinstance(doc, dict) else {}
+    ctx = ctx if isinstance(ctx, dict) else {}
     for k in keys:
         if not ctx.get(k):
             bad.append(f"context: no {k}")
@@ -82,33 +77,54 @@ def check_context(doc, keys=CONTEXT_KEYS, variant=None, workers=None):
     return bad
 
 
-def check(doc, variant=None, workers=None, workloads=()):
-    """The list of problems in one bench JSON document (empty when it is good)."""
-    bad = check_context(doc, CONTEXT_KEYS, variant, workers)
+def check(doc, variant=None, workers=None, workloads=(), keys=CONTEXT_KEYS,
+          counters=COUNTERS, without=(), source="JSON"):
+    """The list of problems in one bench JSON document (empty when it is good): the
+    context `keys`; no benchmark failed; every workload in `workloads` ran and none in
+    `without`; every benchmark but the harness's own carries `counters`."""
+    bad = check_context(doc, keys, variant, workers)
+    try:
+        _, entries = parse_gb_doc(doc, source)
+    except BadResultFile as e:
+        return bad + [str(e)]
     seen = set()
-    for b in runs(doc):
-        name = b.get("run_name", b["name"])
-        if b.get("error_occurred"):
-            bad.append(f"{name}: {b.get('error_message')}")
+    for e in entries:
+        if e.error is not None:
+            bad.append(f"{e.benchmark}: {e.error}")
             continue
-        if name.startswith(HARNESS_PREFIXES):
+        if e.benchmark.startswith(HARNESS_PREFIXES):
             continue
-        seen.add(name.split("/")[0])
-        missing = [c for c in COUNTERS if c not in b]
+        seen.add(e.benchmark.split("/")[0])
+        missing = [c for c in counters if c not in e.counters]
         if missing:
-            bad.append(f"{name}: no counter {', '.join(missing)}")
+            bad.append(f"{e.benchmark}: no counter {', '.join(missing)}")
+    for w in without:
+        if w in seen:
+            bad.append(f"workload {w}: ran, but the reference does not offer it")
     for w in workloads:
-        if w not in seen:
+        if w not in seen and w not in without:
             bad.append(f"workload {w}: no benchmark ran")
     return bad
+
+
+def report(path, check_doc):
+    """Print the problems check_doc finds in the file at path; exit status 0 or 1."""
+    try:
+        bad = check_doc(load_gb_doc(path))
+    except BadResultFile as e:
+        bad = [str(e)]
+    for line in bad:
+        print(f"{path}: {line}" if not line.startswith(path) else line, file=sys.stderr)
+    return 1 if bad else 0
 
 
 def shimcheck(doc):
     """Problems in the JSON of harness/selftest/shim_check.c (empty when it is good)."""
     bad = []
     by_name = {}
-    for b in doc.get("benchmarks", []):
-        by_name.setdefault(b["name"], []).append(b)
+    for b in doc.get("benchmarks", []) if isinstance(doc, dict) else []:
+        if isinstance(b, dict):
+            by_name.setdefault(b.get("name"), []).append(b)
 
     def one(name):
         got = by_name.get(name, [])
@@ -159,17 +175,12 @@ def shimcheck(doc):
 
 
 def cmd_shimcheck(a):
-    bad = shimcheck(load(a.file))
-    for line in bad:
-        print(f"{a.file}: {line}", file=sys.stderr)
-    return 1 if bad else 0
+    return report(a.file, shimcheck)
 
 
 def cmd_check(a):
-    bad = check(load(a.file), a.variant, a.workers, a.workloads.split())
-    for line in bad:
-        print(f"{a.file}: {line}", file=sys.stderr)
-    return 1 if bad else 0
+    return report(a.file, lambda doc: check(doc, a.variant, a.workers, a.workloads.split(),
+                                            source=a.file))
 
 
 def main(argv=None):

@@ -80,7 +80,7 @@ bench-switch: $(BUILD)/$(SWITCH_VARIANT)/bench $(BUILD)/ref/boost_switch
 	      --benchmark_out=$(SWITCH_DIR)/$${b%%:*}-$$r.json --benchmark_out_format=json; \
 	  done; \
 	done
-	$(PYTHON) harness/benchjson.py ratio --name switch/roundtrip \
+	$(PYTHON) -m harness.benchjson ratio --name switch/roundtrip \
 	  --ours $(SWITCH_DIR)/ours-*.json --ref $(SWITCH_DIR)/boost-*.json
 
 # --- make bench-smoke ----------------------------------------------------------------
@@ -93,7 +93,7 @@ bench-smoke: $(patsubst %,$(BUILD)/%/bench,$(VARIANTS))
 	  $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	    --benchmark_filter='-^(switch|stack)/' --benchmark_format=json \
 	    --benchmark_out=$(BUILD)/bench-smoke/$$v.json --benchmark_out_format=json >/dev/null; \
-	  $(PYTHON) harness/benchjson.py check --workers $(SMOKE_WORKERS) --variant $$v \
+	  $(PYTHON) -m harness.benchjson check --workers $(SMOKE_WORKERS) --variant $$v \
 	    --workloads "$(WORKLOADS)" $(BUILD)/bench-smoke/$$v.json; \
 	done
 test: bench-smoke
@@ -107,7 +107,7 @@ $(SHIM_CHECK): harness/selftest/shim_check.c harness/shim.h $(SHIM_OBJ)
 .PHONY: test-shim
 test-shim: $(SHIM_CHECK)
 	$(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
-	$(PYTHON) harness/benchjson.py shimcheck $(SHIM_CHECK).json
+	$(PYTHON) -m harness.benchjson shimcheck $(SHIM_CHECK).json
 test: test-shim
 -include harness/ref/rules.mk
 -include harness/ref/go/rules.mk

@@ -1,11 +1,10 @@
-#!/usr/bin/python3
 """targets.py -- the issues' performance targets, measured side by side in one run.
 
 Each comparison runs both sides in alternating rounds (ours, theirs, ours, theirs, ...)
 so that machine noise falls on both, and reports the ratio of medians.  Nothing here is
 a test: it prints numbers, never passes or fails on them.  Standard library only.
 
-    harness/targets.py [--rounds N] [--only NAME,...] [--json OUT]
+    python3 -m harness.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
 
 Comparisons (issue: target):
   switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
@@ -25,13 +24,17 @@ import subprocess
 import sys
 import tempfile
 
+if not __package__:   # started as a file, so the package import below cannot work
+    sys.exit("harness/targets.py: run it from the repository root as python3 -m harness.targets")
+
+from harness.driver.gbjson import BadResultFile, load_gb_file  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
-TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
-    """One bench invocation; {benchmark name: (real ns, counters)} of its entries."""
+    """One bench invocation; {benchmark name: (real ns, {counter: value})} of its entries."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "b.json")
         cmd = [os.path.join(ROOT, binary)] + (["--workers", str(workers)] if workers else []) + [
@@ -42,13 +45,15 @@ def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
             e["SCHEDBENCH_FULL"] = "1"
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e,
                        check=True, timeout=900)
-        with open(out) as f:
-            doc = json.load(f)
+        try:
+            _, entries = load_gb_file(out)
+        except BadResultFile as err:
+            raise RuntimeError(str(err)) from None
     res = {}
-    for b in doc["benchmarks"]:
-        if b.get("error_occurred"):
-            raise RuntimeError(f"{binary}: {b['name']}: {b.get('error_message')}")
-        res[b["name"]] = (b["real_time"] * TO_NS[b.get("time_unit", "ns")], b)
+    for entry in entries:
+        if entry.error is not None:
+            raise RuntimeError(f"{binary}: {entry.benchmark}: {entry.error}")
+        res[entry.benchmark] = (entry.real_s * 1e9, entry.counters)
     return res
 
 

@@ -3,7 +3,8 @@
 #   tests/c/unit_*.c   variant-independent (context switch, stacks): built once, against
 #                      the first variant's library (only the objects they use are linked)
 #   tests/c/test_*.c   scheduler, sync, workloads: built and run once per variant
-#   tests/py/test_*.py run.py's tests (pytest)
+#   tests/py/test_*.py the Python tests (pytest): one file per module of harness/driver
+#                      (run.py), benchjson, refcheck, targets, and the docs check
 #
 # Every Criterion test carries its own .timeout; the runner adds --jobs 1 so that tests
 # with their own worker threads do not compete on this 2-core machine.  Every binary

@@ -84,7 +84,7 @@ $(patsubst %,refs-smoke-%,$(REFERENCES)): refs-smoke-%: $(REF_DIR)/%/bench
 	@echo "== refs-smoke: $*"
 	@$< --smoke --workers $(REFS_SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	  --benchmark_out=$(REF_DIR)/smoke-$*.json --benchmark_out_format=json >/dev/null
-	@$(PYTHON) harness/ref/refcheck.py --variant $* --workers $(REFS_SMOKE_WORKERS) \
+	@$(PYTHON) -m harness.ref.refcheck --variant $* --workers $(REFS_SMOKE_WORKERS) \
 	  $(foreach w,$(REF_WITHOUT_$*),--without $(w)) $(REF_DIR)/smoke-$*.json
 test: refs-smoke
 else

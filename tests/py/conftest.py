@@ -1,5 +1,9 @@
-"""Shared helpers for run.py's tests: the module itself, the fixtures, a fake build tree
-whose bench binaries are tests/py/fixtures/fake_bench.py, and a CLI runner."""
+"""Shared helpers for the tests of run.py and its package (harness/driver): the fixtures,
+a fake build tree whose bench binaries are tests/py/fixtures/fake_bench.py, and a CLI
+runner.  The tests import the package as harness.driver (run them from the repository
+root: `/usr/bin/python3 -m pytest -q tests/py`, or `make test-py`)."""
+import json
+import math
 import os
 import shutil
 import stat
@@ -12,15 +16,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(HERE, "fixtures")
 RUN_PY = os.path.join(ROOT, "run.py")
-sys.path.insert(0, ROOT)
-
-import run as runpy_module  # noqa: E402  (run.py is a script, imported as a module)
-
-
-@pytest.fixture
-def run():
-    return runpy_module
-
 
 FAKE_MAKEFILE = """\
 list-variants:
@@ -82,3 +77,20 @@ def pinned_kernel_rate(monkeypatch):
     """Sweeps pin the kernel rate by calibrating once; a given rate skips that extra
     bench call, so tests that count bench invocations see only the points."""
     monkeypatch.setenv("SCHEDBENCH_ITERS_PER_US", "100")
+
+
+@pytest.fixture
+def nan_run(small_run):
+    """small_run where chaselev's fib/n:20 at 2 workers has "real_time": NaN in its second
+    repetition, as Google Benchmark can write it."""
+    root, run_dir = small_run
+    path = os.path.join(run_dir, "raw", "chaselev", "workers-2.json")
+    with open(path) as f:
+        doc = json.load(f)
+    for entry in doc["benchmarks"]:
+        if entry["run_name"] == "fib/n:20/real_time" and entry.get("repetition_index") == 1 \
+                and entry["run_type"] == "iteration":
+            entry["real_time"] = math.nan
+    with open(path, "w") as f:
+        json.dump(doc, f)          # writes the bare NaN that Google Benchmark writes
+    return root, run_dir

@@ -3,7 +3,9 @@ import os
 
 import pytest
 
-from conftest import cli, make_fake_root
+from harness.driver.cli import main
+
+from conftest import cli, has_gnuplot, make_fake_root
 
 
 def one_line_error(p, *words):
@@ -34,9 +36,9 @@ def one_line_error(p, *words):
     (["compare", "a"], ["RUN_B"]),
     (["bogus"], ["invalid choice: 'bogus'"]),
 ])
-def test_bad_input(run, fake_root, capsys, args, words):
+def test_bad_input(fake_root, capsys, args, words):
     # in-process (fast); the exit code of the real process is checked below
-    code = run.main(args + ["--root", fake_root] if args[0] != "bogus" else args)
+    code = main(args + ["--root", fake_root] if args[0] != "bogus" else args)
     one_line_error(FakeProcess(code, capsys.readouterr().err), *words)
 
 
@@ -87,6 +89,8 @@ def test_unknown_names_in_plot_and_compare(small_run):
                    "unknown variant in run_small 'nope'")
     one_line_error(cli("report", "run_small", "--root", root, "--workloads", "uts"),
                    "unknown workload in this run 'uts'")
+    one_line_error(cli("report", "run_small", "--root", root, "--workers", "1,3"),
+                   "unknown worker count in this run '3' (known: 1, 2)")
 
 
 def test_list_asks_the_build(tmp_path):
@@ -107,3 +111,87 @@ def test_unbuilt_reference_is_skipped_when_not_asked_for(fake_root):
             "--no-build", "--no-plot", "--quiet")
     assert p.returncode == 0, p.stderr
     assert "reference 'tbb' is not built" in p.stderr
+
+
+# --- outputs that cannot be written, damaged run files: one line, exit 2 -------------------
+
+@pytest.fixture
+def regular_file(tmp_path):
+    path = tmp_path / "a-file"
+    path.write_text("x")
+    return path
+
+
+def test_run_out_that_is_a_file_or_under_one(fake_root, regular_file):
+    one_line_error(cli("run", "--root", fake_root, "--out", regular_file, "--no-plot"),
+                   f"--out {regular_file} is not a directory")
+    one_line_error(cli("run", "--root", fake_root, "--out", regular_file / "run", "--no-plot"),
+                   "cannot be created", "is not a directory")
+
+
+def test_run_out_under_proc(fake_root):
+    one_line_error(cli("run", "--root", fake_root, "--out", "/proc/schedbench-run",
+                       "--workloads", "fib", "--workers", "1", "--no-plot", "--quiet"),
+                   "/proc/schedbench-run")
+    assert not os.path.exists(os.path.join(fake_root, "results"))
+
+
+def test_plot_report_compare_out_that_cannot_be_written(small_run, regular_file, tmp_path):
+    root, _ = small_run
+    one_line_error(cli("plot", "run_small", "--root", root, "--out", regular_file),
+                   "is not a directory")
+    one_line_error(cli("report", "run_small", "--root", root, "--no-plot", "--out", tmp_path),
+                   "is a directory")
+    one_line_error(cli("compare", "run_small", "run_small", "--root", root,
+                       "--out", regular_file / "cmp.md"), "is not a directory")
+    for args in (["report", "run_small", "--no-plot"], ["compare", "run_small", "run_small"]):
+        one_line_error(cli(*args, "--root", root, "--out", "/proc/schedbench/out.md"),
+                       "/proc/schedbench")
+
+
+@pytest.mark.skipif(not has_gnuplot(), reason="gnuplot is not installed")
+def test_plot_out_under_proc(small_run):
+    root, _ = small_run
+    one_line_error(cli("plot", "run_small", "--root", root, "--out", "/proc/schedbench-plots"),
+                   "/proc/schedbench-plots")
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def test_damaged_run_files_are_named_and_skipped(small_run):
+    root, run_dir = small_run
+    junk = {"plan.json": '{"points": [{"id": 1}], "repetitions": 3, "min_time": 0.1}',
+            "status.json": '{"x": 1, "y": [2]}',
+            "meta.json": '{"git": "abc", "topology": 3, "references": 5, "started": 7}'}
+    for name, text in junk.items():
+        write(os.path.join(run_dir, name), text)
+    write(os.path.join(root, "plots", "run_small", "plots.json"),
+          '{"plots": [3, {"name": "x", "files": "y"}]}')
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "plan.json: point 0 has no id" in p.stderr
+    assert "status.json: ignoring records that are not objects" in p.stderr
+    assert "| fib/n:20 | chaselev |" in open(os.path.join(run_dir, "REPORT.md")).read()
+    p = cli("run", "--root", root, "--resume", "run_small", "--no-plot")
+    one_line_error(p, "cannot be resumed", "plan.json is unusable (point 0 has no id)")
+
+
+@pytest.mark.parametrize("plan", ['{"points": [', '[]', '{"points": []}'])
+def test_resume_of_a_run_without_a_usable_plan(small_run, plan):
+    root, run_dir = small_run
+    write(os.path.join(run_dir, "plan.json"), plan)
+    one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
+                   "cannot be resumed")
+
+
+def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
+    root, run_dir = small_run
+    write(os.path.join(run_dir, "meta.json"), '{"started": 12}')
+    write(os.path.join(root, "results", "other", "meta.json"), '["not", "an", "object"]')
+    p = cli("report", "latest", "--root", root, "--no-plot")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "results/other/REPORT.md" in p.stdout          # the newer of the two

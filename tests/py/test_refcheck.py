@@ -2,13 +2,8 @@
 row's Google Benchmark JSON."""
 import copy
 import json
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "ref"))
-
-import refcheck  # noqa: E402
+from harness.ref import refcheck
 
 GOOD = {
     "context": {

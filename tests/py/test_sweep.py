@@ -1,19 +1,20 @@
-"""The sweep against a fake build tree: planning from the bench's own listing, raw files,
-merge, meta, the seeded shuffle, resume after a kill, failures, atomic writes."""
+"""The sweep against a fake build tree: raw files, merge, meta, the seeded shuffle,
+resume after a kill, failures, timeouts, progress, Ctrl-C, the pinned kernel rate."""
 import glob
 import io
 import json
 import os
+import random
 import signal
 
-import pytest
+from harness.driver import build, plan, rundata, sweep
 
 from conftest import cli
 
 ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2   # variants x workloads x workers + tbb x (fib, imbalance) x workers
 
 
-def sweep(root, *extra, env=None):
+def run_sweep(root, *extra, env=None):
     return cli("run", "--root", root, "--workers", "1,2", "--no-plot", "--quiet", *extra, env=env)
 
 
@@ -27,8 +28,8 @@ def invocations(log):
         return [json.loads(line) for line in f]
 
 
-def test_sweep_writes_raw_csv_meta_and_plan(fake_root, run):
-    p = sweep(fake_root, "--seed", "3")
+def test_sweep_writes_raw_csv_meta_and_plan(fake_root):
+    p = run_sweep(fake_root, "--seed", "3")
     assert p.returncode == 0, p.stderr
     run_dir = only_run(fake_root)
     plan = json.load(open(os.path.join(run_dir, "plan.json")))
@@ -49,19 +50,19 @@ def test_sweep_writes_raw_csv_meta_and_plan(fake_root, run):
     assert meta["references"] == ["tbb"]
     assert meta["bench_context"]["chaselev"]["cpu_model"] == "Fake CPU @ 2.40GHz"
     assert "--seed 3" in meta["command"]
-    data = run.load_run(run_dir)
+    data = rundata.load_run(run_dir)
     assert not data.skipped
     assert {r.variant for r in data.results if r.reference} == {"tbb"}
     assert all(len(r.valid) == 5 for r in data.results)
     with open(os.path.join(run_dir, "results.csv")) as f:
-        assert f.read() == run.results_csv(data.results)
+        assert f.read() == rundata.results_csv(data.results)
     assert os.path.exists(os.path.join(run_dir, "samples.csv"))
 
 
 def test_bench_invocation_and_filter_come_from_the_listing(fake_root, tmp_path):
     log = str(tmp_path / "bench.log")
-    p = sweep(fake_root, "--variants", "chaselev", "--workers", "2", "--filter", "n:20",
-              "--repetitions", "3", "--min-time", "0.01", env={"FAKE_BENCH_LOG": log})
+    p = run_sweep(fake_root, "--variants", "chaselev", "--workers", "2", "--filter", "n:20",
+                  "--repetitions", "3", "--min-time", "0.01", env={"FAKE_BENCH_LOG": log})
     assert p.returncode == 0, p.stderr
     # only fib has an n:20 benchmark: one point, its filter names the instance exactly
     assert invocations(log) == [{"variant": "chaselev", "workers": 2,
@@ -75,8 +76,8 @@ def test_bench_invocation_and_filter_come_from_the_listing(fake_root, tmp_path):
 
 
 def test_whole_workload_filter_and_full_sets(fake_root):
-    p = sweep(fake_root, "--variants", "static", "--workloads", "fib", "--workers", "1",
-              "--full", "--min-time", "0.01")
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "fib", "--workers", "1",
+                  "--full", "--min-time", "0.01")
     assert p.returncode == 0, p.stderr
     plan = json.load(open(os.path.join(only_run(fake_root), "plan.json")))
     (point,) = plan["points"]
@@ -85,72 +86,32 @@ def test_whole_workload_filter_and_full_sets(fake_root):
     assert plan["repetitions"] == 10 and plan["full"] is True
 
 
-def test_quick_selection(run):
-    listed = [
-        "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
-        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
-        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:4/late:0/real_time",
-        "imbalance/imbalance:2/grain_us:1000/tasks:64/submitters:1/late:0/real_time",
-        "imbalance/imbalance:4/grain_us:10/tasks:20000/submitters:1/late:0/real_time"]
-    assert run.quick_selection(listed) == listed  # the claim's workload: every set
-    other = [x.replace("imbalance/", "dag/", 1) for x in listed]
-    assert run.quick_selection(other) == [other[0], other[1], other[4]]
-    assert run.quick_selection(["uts/tree:1/real_time", "uts/tree:3/real_time"]) == \
-        ["uts/tree:1/real_time"]
-    assert run.quick_selection(["switch/roundtrip"]) == ["switch/roundtrip"]
-
-
-def test_quick_all_sets_and_filter_choose_the_sets(fake_root, run):
-    build = run.Build(fake_root)
-    targets = run.select_targets(build, ["chaselev"], no_build=True)
-
-    def fib(**kw):
-        (point,) = run.plan_points(build, list(targets), ["fib"], [1], kw.get("flt"),
-                                   kw.get("full", False), kw.get("all_sets", False))
-        return point["benchmarks"], point["filter"]
-
-    assert fib() == (["fib/n:20/real_time"], "^(fib/n:20/real_time)$")
-    assert fib(all_sets=True) == (["fib/n:20/real_time", "fib/n:25/real_time"], "^fib(/.*)?$")
-    assert fib(flt="n:25") == (["fib/n:25/real_time"], "^(fib/n:25/real_time)$")
-    assert fib(full=True)[0] == ["fib/n:20/real_time", "fib/n:25/real_time",
-                                 "fib/n:30/real_time"]
-
-
-def test_other_benchmark_families_run_only_when_named(fake_root, run):
-    build = run.Build(fake_root)
-    targets = run.select_targets(build, ["chaselev"], no_build=True)
-    default = run.plan_points(build, list(targets), None, [1], None, False)
-    assert sorted(p["workload"] for p in default) == ["fib", "granularity", "imbalance"]
-    (switch,) = run.plan_points(build, list(targets), ["switch"], [1], None, False)
-    assert switch["benchmarks"] == ["switch/roundtrip"]
-
-
-def test_point_order_is_shuffled_by_the_recorded_seed(fake_root, run):
-    build = run.Build(fake_root)
-    targets = run.select_targets(build, None, no_build=True)
-    listed = [p["id"] for p in run.plan_points(build, targets, None, [1, 2], None, False)]
+def test_point_order_is_shuffled_by_the_recorded_seed(fake_root):
+    tree = build.Build(fake_root)
+    targets = plan.select_targets(tree, None, no_build=True)
+    listed = [p["id"] for p in plan.plan_points(tree, targets, None, [1, 2], None, False)]
 
     def order(seed):
         ids = list(listed)
-        run.random.Random(seed).shuffle(ids)
+        random.Random(seed).shuffle(ids)
         return ids
 
     assert order(11) == order(11)
     assert order(11) != listed and sorted(order(11)) == sorted(listed)
     # the sweep records the seed and runs the points in that seed's order
-    p = sweep(fake_root, "--seed", "11", "--workloads", "granularity", "--workers", "2")
+    p = run_sweep(fake_root, "--seed", "11", "--workloads", "granularity", "--workers", "2")
     assert p.returncode == 0, p.stderr
-    plan = json.load(open(os.path.join(only_run(fake_root), "plan.json")))
+    recorded = json.load(open(os.path.join(only_run(fake_root), "plan.json")))
     ids = [i for i in listed if i.endswith("/workers-2/granularity")]
-    run.random.Random(11).shuffle(ids)
-    assert plan["seed"] == 11
-    assert [pt["id"] for pt in plan["points"]] == ids
+    random.Random(11).shuffle(ids)
+    assert recorded["seed"] == 11
+    assert [pt["id"] for pt in recorded["points"]] == ids
 
 
 def test_resume_after_kill_reruns_nothing_finished(fake_root, tmp_path):
     log = str(tmp_path / "bench.log")
-    p = sweep(fake_root, "--variants", "chaselev,static",
-              env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_KILL_PARENT_AT": "5"})
+    p = run_sweep(fake_root, "--variants", "chaselev,static",
+                  env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_KILL_PARENT_AT": "5"})
     assert p.returncode == -signal.SIGKILL
     run_dir = only_run(fake_root)
     first = invocations(log)
@@ -176,7 +137,7 @@ def test_resume_after_kill_reruns_nothing_finished(fake_root, tmp_path):
 
 
 def test_resume_of_a_finished_run_runs_nothing(fake_root, tmp_path):
-    assert sweep(fake_root, "--variants", "chaselev", "--workloads", "fib").returncode == 0
+    assert run_sweep(fake_root, "--variants", "chaselev", "--workloads", "fib").returncode == 0
     log = str(tmp_path / "bench.log")
     p = cli("run", "--root", fake_root, "--resume", os.path.basename(only_run(fake_root)),
             "--no-plot", "--quiet", "--variants", "static", env={"FAKE_BENCH_LOG": log})
@@ -186,8 +147,8 @@ def test_resume_of_a_finished_run_runs_nothing(fake_root, tmp_path):
 
 
 def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
-    p = sweep(fake_root, "--variants", "static,chaselev", "--workloads", "fib,granularity",
-              env={"FAKE_BENCH_CRASH": "^static/2$"})
+    p = run_sweep(fake_root, "--variants", "static,chaselev", "--workloads", "fib,granularity",
+                  env={"FAKE_BENCH_CRASH": "^static/2$"})
     assert p.returncode == 1
     assert "failed: static/workers-2/fib: exit status 3: Segmentation fault (pretend)" in p.stderr
     assert "Traceback" not in p.stderr
@@ -204,8 +165,8 @@ def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
 
 
 def test_a_hanging_point_times_out(fake_root):
-    p = sweep(fake_root, "--variants", "static", "--workloads", "granularity",
-              "--timeout", "0.5", env={"FAKE_BENCH_HANG": "^static/2$"})
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "granularity",
+                  "--timeout", "0.5", env={"FAKE_BENCH_HANG": "^static/2$"})
     assert p.returncode == 1
     assert "failed: static/workers-2/granularity: timed out after 0.5 s" in p.stderr
     status = json.load(open(os.path.join(only_run(fake_root), "status.json")))
@@ -214,34 +175,11 @@ def test_a_hanging_point_times_out(fake_root):
 
 
 def test_wrong_answers_exit_1_and_are_named(fake_root):
-    p = sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance",
-              env={"FAKE_BENCH_ERROR": "imbalance:2"})
+    p = run_sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance",
+                  env={"FAKE_BENCH_ERROR": "imbalance:2"})
     assert p.returncode == 1
     assert "WRONG ANSWER" in p.stderr and "wrong answer: got 41" in p.stderr
     assert "2 benchmark(s) with errors" in p.stderr
-
-
-def test_atomic_write_replaces_whole_files(run, tmp_path):
-    path = tmp_path / "f.json"
-    run.atomic_write_json(str(path), {"a": 1})
-    assert json.loads(path.read_text()) == {"a": 1}
-    run.atomic_write_text(str(path), "new\n")
-    assert path.read_text() == "new\n"
-    assert os.listdir(tmp_path) == ["f.json"]
-
-
-def test_atomic_write_failure_keeps_the_old_file(run, tmp_path, monkeypatch):
-    path = tmp_path / "f.txt"
-    path.write_text("old\n")
-
-    def broken_replace(src, dst):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(run.os, "replace", broken_replace)
-    with pytest.raises(OSError):
-        run.atomic_write_text(str(path), "new\n")
-    assert path.read_text() == "old\n"
-    assert os.listdir(tmp_path) == ["f.txt"]          # no temporary left behind
 
 
 class FakeTTY(io.StringIO):
@@ -249,11 +187,11 @@ class FakeTTY(io.StringIO):
         return True
 
 
-def test_progress_on_a_terminal_and_off(run):
+def test_progress_on_a_terminal_and_off():
     points = [dict(variant="chaselev", workers=w, workload="fib") for w in (1, 2, 3)]
     ok = dict(ok=True, errors=0, message="", seconds=2.0)
     tty = FakeTTY()
-    progress = run.Progress(total=4, done=1, durations=[1.0], stream=tty)
+    progress = sweep.Progress(total=4, done=1, durations=[1.0], stream=tty)
     progress.start(points[0])
     assert "[2/4] chaselev workers=1 fib" in tty.getvalue()
     assert "ETA 0:03" in tty.getvalue()                 # 1 s per point, 3 left
@@ -263,7 +201,7 @@ def test_progress_on_a_terminal_and_off(run):
     progress.finish(points[1], dict(ok=False, errors=0, message="exit status 3", seconds=1.0))
     assert "FAILED (1.0 s): exit status 3\n" in tty.getvalue()
     plain = io.StringIO()
-    progress = run.Progress(total=1, done=0, durations=[], stream=plain)
+    progress = sweep.Progress(total=1, done=0, durations=[], stream=plain)
     progress.start(points[2])
     progress.finish(points[2], ok)
     progress.close()
@@ -303,8 +241,8 @@ def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tm
                                                                   monkeypatch):
     monkeypatch.delenv("SCHEDBENCH_ITERS_PER_US")
     log = str(tmp_path / "bench.log")
-    p = sweep(fake_root, "--seed", "3", "--variants", "chaselev,static",
-              "--workloads", "imbalance", env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_LOG_RATE": "1"})
+    p = run_sweep(fake_root, "--seed", "3", "--variants", "chaselev,static",
+                  "--workloads", "imbalance", env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_LOG_RATE": "1"})
     assert p.returncode == 0, p.stderr
     with open(os.path.join(only_run(fake_root), "plan.json")) as f:
         assert json.load(f)["iters_per_us"] == 123.5
@@ -317,12 +255,12 @@ def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tm
 
 def test_a_given_kernel_rate_is_used_and_a_bad_one_refused(fake_root, monkeypatch):
     monkeypatch.setenv("SCHEDBENCH_ITERS_PER_US", "77")
-    p = sweep(fake_root, "--seed", "3", "--variants", "chaselev", "--workloads", "imbalance")
+    p = run_sweep(fake_root, "--seed", "3", "--variants", "chaselev", "--workloads", "imbalance")
     assert p.returncode == 0, p.stderr
     with open(os.path.join(only_run(fake_root), "plan.json")) as f:
         assert json.load(f)["iters_per_us"] == 77.0
     monkeypatch.setenv("SCHEDBENCH_ITERS_PER_US", "fast")
-    p = sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance")
+    p = run_sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance")
     assert p.returncode == 2
     assert "SCHEDBENCH_ITERS_PER_US" in p.stderr
     assert len(glob.glob(os.path.join(fake_root, "results", "*"))) == 1  # no stray run

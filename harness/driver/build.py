@@ -1,0 +1,77 @@
+"""The build: the names of variants, references and workloads asked from make, and the
+benchmark binaries under build/ with their own listings."""
+
+import os
+import subprocess
+import sys
+
+from .config import FULL_ENV, PROG, UsageError
+from .proc import last_line, run_capture
+
+
+class Build:
+    """The source tree at `root`: asks make for names, finds the benchmark binaries."""
+
+    def __init__(self, root):
+        self.root = os.path.abspath(root)
+        self._lists = {}
+
+    def _make_env(self):
+        # A parent make (`make run`) passes its flags and jobserver down; the listing
+        # targets want neither.
+        env = dict(os.environ)
+        for key in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+            env.pop(key, None)
+        return env
+
+    def make_list(self, target, optional=False):
+        """The lines `make -s <target>` prints.  An optional target that fails (an older
+        build without it) gives an empty list; a required one raises UsageError."""
+        if target not in self._lists:
+            cmd = ["make", "-s", "--no-print-directory", "-C", self.root, target]
+            rc, out, err = run_capture(cmd, timeout=120, env=self._make_env())
+            if rc != 0:
+                if not optional:
+                    raise UsageError(f"`make {target}` in {self.root} failed: {last_line(err)}")
+                out = ""
+            self._lists[target] = [line.strip() for line in out.splitlines() if line.strip()]
+        return self._lists[target]
+
+    @property
+    def variants(self):
+        return self.make_list("list-variants")
+
+    @property
+    def references(self):
+        return self.make_list("list-references", optional=True)
+
+    @property
+    def workloads(self):
+        return self.make_list("list-workloads")
+
+    def binary(self, name, reference):
+        """build/<variant>/bench, or build/ref/<name>/bench for a reference."""
+        if reference:
+            return os.path.join(self.root, "build", "ref", name, "bench")
+        return os.path.join(self.root, "build", name, "bench")
+
+    def make(self, targets):
+        """Run `make <targets>` with its output on the terminal; True on success."""
+        cmd = ["make", "-s", "--no-print-directory", "-C", self.root] + list(targets)
+        print(f"{PROG}: building: make {' '.join(targets)}", file=sys.stderr)
+        try:
+            return subprocess.run(cmd, env=self._make_env()).returncode == 0
+        except OSError as e:
+            raise UsageError(f"cannot run make: {e}") from e
+
+    def list_benchmarks(self, binary, full):
+        """The benchmark names the binary lists (`--benchmark_list_tests`), in its order."""
+        env = dict(os.environ)
+        if full:
+            env[FULL_ENV] = "1"
+        cmd = [binary, "--workers", "1", "--benchmark_list_tests=true"]
+        rc, out, err = run_capture(cmd, timeout=120, env=env, cwd=self.root)
+        if rc != 0:
+            raise UsageError(f"{os.path.relpath(binary, self.root)} --benchmark_list_tests "
+                             f"failed: {last_line(err or out)}")
+        return [line.strip() for line in out.splitlines() if line.strip()]

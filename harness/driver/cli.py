@@ -1,0 +1,273 @@
+"""The command line of run.py: its parser, one function per command (run, list, plot,
+compare, report) and main(), which turns bad input into one line and exit code 2.
+
+    ./run.py run                      quick sweep: every variant x workload x workers 1..nproc,
+                                      each workload's first argument set (and the imbalance
+                                      sweep), 5 repetitions
+    ./run.py run --full               the real sweep: every argument set (with the workloads'
+                                      `full` sets), 10 repetitions, longer runs
+    ./run.py run --resume latest      finish a sweep that was interrupted
+    ./run.py list [--benchmarks]      the variants, references and workloads the build has
+    ./run.py plot RUN                 gnuplot SVG + PNG into plots/<run-id>/
+    ./run.py compare RUN_A RUN_B      per-benchmark ratio of medians, Mann-Whitney U test
+    ./run.py report RUN               results/<run-id>/REPORT.md
+
+RUN is a run id under results/, 'latest', or a path to a run directory; compare also
+accepts RUN:VARIANT to compare two variants (of one run or of two).
+
+The names of variants and workloads are asked from the build (`make list-variants`,
+`make list-workloads`, `make list-references`) and from each benchmark binary's own
+listing (`--benchmark_list_tests`); the driver keeps no list of them.  The formats of the
+files written are described in results/README.md and plots/README.md.
+
+Python 3 standard library only, plus gnuplot for the plots.  Exit codes: 0 success,
+1 the sweep ran but some points failed or reported wrong answers, 2 bad input or a
+missing tool (one line on stderr), 130 interrupted.
+"""
+
+import argparse
+import contextlib
+import os
+import sys
+
+from .build import Build
+from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
+from .config import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG, QUICK,
+                     UsageError, check_unknown, parse_name_list, parse_workers)
+from .files import check_out_path, write_output
+from .fmt import format_table
+from .gnuplot import Gnuplot, plots_dir, write_plots
+from .report import make_plots_and_report
+from .rundata import filter_results, load_run, resolve_run, split_run_spec
+from .sweep import execute_plan, finalize_run, resume_run, run_spec, start_run
+
+# The repository root: where run.py, the Makefile, build/, results/ and plots/ are.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, compare, plot, report."
+
+
+def cmd_run(args):
+    build = Build(args.root)
+    run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
+    run_id = os.path.basename(run_dir)
+    print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
+          f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
+    try:
+        status = execute_plan(build.root, run_dir, plan, args.quiet)
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume "
+              f"{run_spec(run_dir, build.root)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    data = finalize_run(run_dir)
+    failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
+    logs = {p["id"]: p["log"] for p in plan["points"]}
+    wrong = [r for r in data.results if r.errors]
+    print(f"{PROG}: {len(plan['points']) - len(failed)} of {len(plan['points'])} points ok, "
+          f"{len(wrong)} benchmark(s) with errors; {os.path.relpath(run_dir)}/results.csv",
+          file=sys.stderr)
+    for pid in failed:
+        print(f"{PROG}: failed: {pid}: {status.get(pid, {}).get('message', '?')} "
+              f"(log: {os.path.join(os.path.relpath(run_dir), logs[pid])})",
+              file=sys.stderr)
+    if not args.no_plot:
+        path = make_plots_and_report(data, build.root, args.alpha)
+        print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
+    return EXIT_FAILED if failed or wrong else 0
+
+
+def cmd_list(args):
+    build = Build(args.root)
+    sections = [("variants", build.variants, False), ("references", build.references, True),
+                ("workloads", build.workloads, None)]
+    for title, names, reference in sections:
+        print(f"{title}:")
+        for name in names:
+            note = ""
+            if reference is not None and not os.access(build.binary(name, reference), os.X_OK):
+                note = "  (not built)"
+            print(f"  {name}{note}")
+            if args.benchmarks and reference is not None and not note:
+                for bench in build.list_benchmarks(build.binary(name, reference), args.full):
+                    print(f"    {bench}")
+    return 0
+
+
+def load_selected(args, spec):
+    """load_run of a RUN argument with the --variants/--workloads/--workers filters."""
+    data = load_run(resolve_run(spec, args.root))
+    return filter_results(
+        data,
+        variants=parse_name_list(args.variants, "--variants") if args.variants else None,
+        workloads=parse_name_list(args.workloads, "--workloads") if args.workloads else None,
+        workers=parse_workers(args.workers) if args.workers else None)
+
+
+def cmd_plot(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=True)
+    gnuplot = Gnuplot()
+    data = load_selected(args, args.run)
+    if not data.usable():
+        raise UsageError(f"{data.run_dir} has no usable results to plot")
+    out = args.out or plots_dir(args.root, data.run_id)
+    manifest = write_plots(data, out, gnuplot)
+    bad = [p for p in manifest["plots"] if p.get("error")]
+    print(f"{PROG}: {len(manifest['plots']) - len(bad)} plots "
+          f"({', '.join(ext for ext, _ in gnuplot.terminals)}) in {os.path.relpath(out)}")
+    return EXIT_FAILED if bad else 0
+
+
+def cmd_compare(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=False)
+    sides = []
+    for spec in (args.run_a, args.run_b):
+        run_dir, variant = split_run_spec(spec, args.root)
+        data = load_selected(args, run_dir)
+        if variant:
+            check_unknown([variant], set(data.variants()), f"variant in {data.run_id}")
+        sides.append((data, variant))
+    (da, va), (db, vb) = sides
+    if bool(va) != bool(vb):
+        va, vb = va or vb, vb or va
+    comparisons, problems = compare_sides(da.results, va, db.results, vb, args.alpha)
+    if not comparisons and not problems:
+        raise UsageError("the two sides have no benchmark in common")
+    lines = [f"A = {da.run_dir}{f' ({va})' if va else ''}",
+             f"B = {db.run_dir}{f' ({vb})' if vb else ''}", ""]
+    text = "\n".join(lines) + format_table(COMPARISON_HEADERS, comparison_rows(comparisons))
+    notes = significance_notes(comparisons, args.alpha) + [f"not compared: {p}" for p in problems]
+    print(text + "\n" + "\n".join(notes))
+    if args.out:
+        md = ("\n".join(f"- {line}" for line in lines if line) + "\n\n"
+              + format_table(COMPARISON_HEADERS, comparison_rows(comparisons), markdown=True)
+              + "\n" + "\n\n".join(notes) + "\n")
+        write_output(args.out, md)
+    return 0
+
+
+def cmd_report(args):
+    if args.out:
+        check_out_path(args.out, "--out", directory=False)
+    data = load_selected(args, args.run)
+    path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
+                                 report_path=args.out)
+    print(f"{PROG}: report: {os.path.relpath(path)}")
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit code 2 through UsageError)."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def add_filters(p):
+    p.add_argument("--variants", metavar="LIST", help="only these variants (comma-separated)")
+    p.add_argument("--workloads", metavar="LIST", help="only these workloads (comma-separated)")
+    p.add_argument("--workers", metavar="LIST", help="only these worker counts, e.g. 1,2 or 1-4")
+
+
+def alpha_type(text):
+    value = float(text)
+    if not 0 < value < 1:
+        raise ValueError(text)
+    return value
+
+
+alpha_type.__name__ = "significance level"
+
+
+def build_parser():
+    common = Parser(add_help=False)
+    common.add_argument("--root", default=ROOT,
+                        help="the source tree with the Makefile, build/, results/, plots/ "
+                             "(default: run.py's directory)")
+    parser = Parser(prog=PROG, description=DESCRIPTION, allow_abbrev=False,
+                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog="Run `%(prog)s COMMAND --help` for a command's options.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", parents=[common], allow_abbrev=False,
+                       help="sweep variants x workloads x workers into results/<run-id>/")
+    add_filters(p)
+    p.add_argument("--repetitions", type=int, metavar="N",
+                   help=f"repetitions per benchmark (quick {QUICK['repetitions']}, full {FULL['repetitions']})")
+    p.add_argument("--min-time", type=float, metavar="S",
+                   help=f"--benchmark_min_time per repetition (quick {QUICK['min_time']}, full {FULL['min_time']})")
+    p.add_argument("--full", action="store_true",
+                   help="the full sweep: the workloads' extra argument sets, more repetitions and time")
+    p.add_argument("--all-sets", action="store_true",
+                   help="every default argument set, not only the quick sweep's share")
+    p.add_argument("--filter", metavar="REGEX",
+                   help="the listed benchmarks whose name matches (Python re)")
+    p.add_argument("--out", metavar="DIR", help="the run directory (default results/<date-time>)")
+    p.add_argument("--resume", metavar="RUN", help="continue run RUN (an id, 'latest' or a path)")
+    p.add_argument("--seed", type=int, help="seed of the point order (default: random, recorded)")
+    p.add_argument("--timeout", type=float, metavar="S", help="limit per point in seconds")
+    p.add_argument("--no-build", action="store_true", help="do not run make for missing binaries")
+    p.add_argument("--no-plot", action="store_true", help="skip the plots and REPORT.md at the end")
+    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("list", parents=[common], allow_abbrev=False,
+                       help="the variants, references and workloads of the build")
+    p.add_argument("--benchmarks", action="store_true", help="also each binary's benchmarks")
+    p.add_argument("--full", action="store_true", help="with --benchmarks: the full sweep's set")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("plot", parents=[common], allow_abbrev=False,
+                       help="gnuplot SVG and PNG figures into plots/<run-id>/")
+    p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
+    add_filters(p)
+    p.add_argument("--out", metavar="DIR", help="output directory (default plots/<run-id>)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("compare", parents=[common], allow_abbrev=False,
+                       help="B against A: ratio of medians and Mann-Whitney U per benchmark")
+    p.add_argument("run_a", metavar="RUN_A", help="RUN or RUN:VARIANT")
+    p.add_argument("run_b", metavar="RUN_B", help="RUN or RUN:VARIANT")
+    add_filters(p)
+    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
+    p.add_argument("--out", metavar="FILE", help="also write the comparison as Markdown")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", parents=[common], allow_abbrev=False,
+                       help="write results/<run-id>/REPORT.md (and its plots)")
+    p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
+    add_filters(p)
+    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
+    p.add_argument("--out", metavar="FILE", help="report path (default results/<run-id>/REPORT.md)")
+    p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
+    p.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return args.func(args)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
+        return 0
+    except OSError as e:       # a file or directory the checks above did not foresee
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"{PROG}: error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""The driver's settings and the values of its command line: exit codes, the sweep
+presets, the claim under test, the environment variables the bench binaries read, the
+one-line error (UsageError) and the parsers of name and worker-count lists."""
+
+import re
+import sys
+
+
+PROG = "run.py"
+EXIT_FAILED = 1   # the sweep ran, but some points failed or gave wrong answers
+EXIT_USAGE = 2    # bad input or a missing tool
+EXIT_INTERRUPTED = 130
+
+# The baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"): the
+# global-queue pool, the round-robin split and the per-thread-queue pool; speedups are
+# drawn over each of them when the run has it (tests/py/test_docs.py checks that they
+# are variants of the build and that plots/README.md names them).
+BASELINES = ("threadpool", "static", "affinity")
+CLAIM_BAND = (1.3, 1.5)
+
+# Sweep presets: (repetitions, --benchmark_min_time seconds, per-point timeout seconds).
+# Five repetitions is the fewest with which the exact two-sided Mann-Whitney test can
+# reach p < 0.01 (four: 0.029); most workload iterations last longer than min_time.
+QUICK = dict(repetitions=5, min_time=0.05, timeout=300)
+FULL = dict(repetitions=10, min_time=0.5, timeout=1800)
+# Environment variable set for the bench binary (listing and runs) under --full: the
+# harness then also registers each workload's extra argument sets (workload_t.full).
+FULL_ENV = "SCHEDBENCH_FULL"
+# The busy-loop kernel of imbalance, dag and granularity turns microseconds into
+# iterations with a rate each process calibrates for itself; a sweep measures it once
+# and pins it for every point, so every variant runs exactly the same work.
+ITERS_ENV = "SCHEDBENCH_ITERS_PER_US"
+CALIBRATION_FILTER = "^imbalance/imbalance:0/"
+# The workloads that use that rate: those whose source includes workloads/wl_kernel.h.
+# Kept here because the bench can say it only after running them; tests/py/test_docs.py
+# checks the list against the sources.
+KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")
+# The quick sweep runs each workload's first listed argument set, plus the sets that
+# differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
+# every set of the claim's own workload (its scenarios are cheap and are the point).
+CLAIM_PARAM = "imbalance"
+CLAIM_WORKLOAD = "imbalance"
+
+
+class UsageError(Exception):
+    """Bad input or a missing tool: reported as one line on stderr, exit code 2."""
+
+
+def warn(message):
+    """One warning line on stderr."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def parse_name_list(text, option):
+    """'a,b, c' -> ['a', 'b', 'c'] (order kept, duplicates dropped)."""
+    names = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part not in names:
+            names.append(part)
+    if not names:
+        raise UsageError(f"{option} needs at least one name")
+    return names
+
+
+def parse_workers(text):
+    """'1,2,4' or '1-4' or '1-4,8' -> sorted list of distinct positive ints."""
+    counts = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise UsageError(f"--workers: '{part}' is not a count or a range like 1-4")
+        lo = int(m.group(1))
+        hi = int(m.group(2) or lo)
+        if lo < 1 or hi < lo:
+            raise UsageError(f"--workers: '{part}' is not a range of counts >= 1")
+        counts.update(range(lo, hi + 1))
+    return sorted(counts)
+
+
+def default_workers(ncpu):
+    """1..ncpu on small machines; powers of two plus ncpu beyond 8 CPUs."""
+    if ncpu <= 8:
+        return list(range(1, ncpu + 1))
+    counts = {ncpu}
+    p = 1
+    while p < ncpu:
+        counts.add(p)
+        p *= 2
+    return sorted(counts)
+
+
+def check_unknown(names, known, what):
+    """UsageError naming the first of `names` that is not in `known`."""
+    for name in names:
+        if name not in known:
+            listing = ", ".join(str(k) for k in sorted(known)) or "none"
+            raise UsageError(f"unknown {what} '{name}' (known: {listing})")

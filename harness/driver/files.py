@@ -1,0 +1,109 @@
+"""Files the driver writes and reads: atomic writes that respect the umask, the checks
+of an output path the user names (--out), tolerant JSON reads, and the walk over a
+run's raw JSON files."""
+
+import contextlib
+import json
+import os
+import secrets
+
+from .config import UsageError, warn
+
+
+def atomic_write_text(path, text):
+    """Write text to path so that readers see the old file or the new one, never half.
+
+    The data goes to a temporary file in the same directory (a dot-name ending in .tmp,
+    which no loader picks up), is fsync'ed, then renamed over path with os.replace.  The
+    temporary file is created with mode 0666 less the umask, as open() would create
+    path itself (tempfile.mkstemp would make it 0600).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    while True:
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def out_path_problem(path, directory):
+    """Why path cannot become the output directory (directory=True) or file, without
+    creating anything: None when it looks possible (the write itself may still fail)."""
+    if os.path.exists(path):
+        if directory and not os.path.isdir(path):
+            return "is not a directory"
+        if not directory and os.path.isdir(path):
+            return "is a directory"
+        where = path if directory else os.path.dirname(os.path.abspath(path))
+    else:
+        where = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(where):
+            where = os.path.dirname(where)
+        if not os.path.isdir(where):
+            return f"cannot be created: {where} is not a directory"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"is not writable ({where})"
+    return None
+
+
+def check_out_path(path, option, directory):
+    """UsageError naming the option when out_path_problem finds one."""
+    problem = out_path_problem(path, directory)
+    if problem:
+        raise UsageError(f"{option} {path} {problem}")
+
+
+def ensure_dir(path, what):
+    """os.makedirs(path), with a UsageError naming `what` when it cannot be made."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the {what} {path}: {e.strerror}") from None
+
+
+def write_output(path, text):
+    """atomic_write_text of a file the user asked for, with a UsageError when it cannot
+    be written."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def atomic_write_json(path, obj):
+    """atomic_write_text of obj as indented, key-sorted JSON."""
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path):
+    """The parsed JSON file, or None when it is absent or unreadable (with a warning)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        warn(f"skipping {path}: {e}")
+        return None
+
+
+def glob_json(directory):
+    """Every *.json file under directory (temporary dot-files excluded)."""
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".json") and not name.startswith("."):
+                yield os.path.join(dirpath, name)

@@ -1,0 +1,99 @@
+"""Rendering the figures: the gnuplot executable and its terminals, and plots/<run-id>/
+with every figure's .gp, .dat, SVG, PNG and the plots.json manifest."""
+
+import concurrent.futures
+import contextlib
+import os
+import shutil
+
+from .config import UsageError, warn
+from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
+from .fmt import now_iso
+from .plots import PlotBuilder
+from .proc import last_line, run_capture, usable_cpus
+
+
+class Gnuplot:
+    """The gnuplot executable and the output terminals it has (svg, pngcairo or png)."""
+
+    def __init__(self):
+        exe = os.environ.get("GNUPLOT") or "gnuplot"
+        self.exe = shutil.which(exe)
+        if not self.exe:
+            raise UsageError(f"gnuplot not found ('{exe}'): install gnuplot-nox "
+                             "(apt-get install gnuplot-nox) or set GNUPLOT")
+        rc, out, err = run_capture([self.exe, "-e", 'set print "-"; print GPVAL_TERMINALS'])
+        available = set(out.split()) if rc == 0 else set()
+        self.terminals = []
+        if "svg" in available:
+            self.terminals.append(("svg", "set terminal svg size {w},{h} dynamic noenhanced"
+                                          " background \"#ffffff\""))
+        if "pngcairo" in available:
+            self.terminals.append(("png", "set terminal pngcairo size {w},{h} noenhanced"
+                                          " background \"#ffffff\""))
+        elif "png" in available:
+            self.terminals.append(("png", "set terminal png size {w},{h} noenhanced truecolor"
+                                          " background \"#ffffff\""))
+        if not self.terminals:
+            raise UsageError(f"{self.exe} has neither the svg nor the png terminal"
+                             f" ({last_line(err, 'no terminal list')})")
+
+    def render(self, directory, plot):
+        """Run the plot's script in directory; None on success, else the error line."""
+        rc, _, err = run_capture([self.exe, plot.name + ".gp"], timeout=120, cwd=directory)
+        if rc != 0:
+            return last_line(err, f"gnuplot exit status {rc}")
+        return None
+
+
+def plots_dir(root, run_id):
+    return os.path.join(root, "plots", run_id)
+
+
+def read_manifest(out_dir):
+    """plots.json of a plot directory, keeping only entries of the shape the report and
+    write_plots use; None when there is none."""
+    manifest = read_json(os.path.join(out_dir, "plots.json"))
+    if not isinstance(manifest, dict):
+        return None
+    entries = manifest.get("plots")
+    text = ("name", "kind", "title", "script", "data")
+    manifest["plots"] = [
+        e for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in text)
+        and isinstance(e.get("workload", ""), str)
+        and isinstance(e.get("files"), list) and all(isinstance(f, str) for f in e["files"])]
+    return manifest
+
+
+def write_plots(data, out_dir, gnuplot):
+    """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
+    (the manifest the report reads).  Returns the manifest."""
+    ensure_dir(out_dir, "plot directory")
+    manifest_path = os.path.join(out_dir, "plots.json")
+    old = read_manifest(out_dir) or {}
+    for entry in old.get("plots", []):
+        for f in entry["files"] + [entry["script"], entry["data"]]:
+            if f and os.path.basename(f) == f:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(out_dir, f))
+    plots = PlotBuilder(data).build()
+    for p in plots:
+        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
+        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+    workers = min(4, usable_cpus())
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        failures = list(pool.map(lambda p: gnuplot.render(out_dir, p), plots))
+    entries = []
+    for p, failure in zip(plots, failures):
+        if failure:
+            warn(f"gnuplot failed on {os.path.join(out_dir, p.name + '.gp')}: {failure}")
+        files = [f"{p.name}.{ext}" for ext, _ in gnuplot.terminals
+                 if os.path.exists(os.path.join(out_dir, f"{p.name}.{ext}"))]
+        entries.append(dict(name=p.name, kind=p.kind, title=p.title, benchmark=p.benchmark,
+                            workload=p.workload, script=p.name + ".gp", data=p.name + ".dat",
+                            files=files, error=failure))
+    manifest = dict(run_id=data.run_id, run_dir=os.path.abspath(data.run_dir),
+                    written=now_iso(), plots=entries)
+    atomic_write_json(manifest_path, manifest)
+    return manifest

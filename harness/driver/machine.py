@@ -1,0 +1,70 @@
+"""The machine record of a run (meta.json): CPU, topology, kernel, compiler, git
+revision, and the parts of the bench binaries' JSON contexts worth keeping."""
+
+import os
+import platform
+import shutil
+import socket
+import sys
+
+from .proc import run_capture, usable_cpus
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo (or what platform knows)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def topology_summary():
+    """hwloc's console view of the machine (without I/O devices), or None."""
+    for tool in ("hwloc-ls", "lstopo-no-graphics"):
+        if shutil.which(tool):
+            rc, out, _ = run_capture([tool, "--of", "console", "--no-io"], timeout=30)
+            if rc == 0 and out.strip():
+                return out[:20000]
+    return None
+
+
+def compiler_version():
+    cc = os.environ.get("CC", "cc")
+    rc, out, _ = run_capture([cc, "--version"], timeout=30)
+    return out.splitlines()[0].strip() if rc == 0 and out.strip() else None
+
+
+def git_info(root):
+    rc, out, _ = run_capture(["git", "-C", root, "rev-parse", "HEAD"], timeout=30)
+    rev = out.strip() if rc == 0 else None
+    rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain"], timeout=30)
+    return dict(rev=rev, dirty=bool(out.strip()) if rc == 0 else None)
+
+
+def machine_meta(root):
+    """What the run was measured on and with."""
+    uname = os.uname()
+    return dict(
+        host=socket.gethostname(),
+        cpu_model=cpu_model(),
+        cpus_online=os.cpu_count(),
+        cpus_usable=usable_cpus(),
+        topology=topology_summary(),
+        kernel=f"{uname.sysname} {uname.release} {uname.version} {uname.machine}",
+        compiler=compiler_version(),
+        build_env={k: os.environ[k] for k in ("CC", "CXX", "OPT", "EXTRA_CFLAGS", "CFLAGS")
+                   if k in os.environ},
+        git=git_info(root),
+        python=sys.version.split()[0],
+    )
+
+
+def bench_context_summary(contexts):
+    """The per-variant parts of the bench JSON contexts worth keeping in meta.json."""
+    drop = {"date", "executable", "load_avg", "workers"}
+    return {v: {k: c[k] for k in sorted(c) if k not in drop} for v, c in contexts.items()}

@@ -1,0 +1,170 @@
+"""Planning a sweep: which binaries (variants and references) and which of their listed
+benchmarks make up the points, and the busy-loop rate pinned for every point."""
+
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+
+from .config import (CALIBRATION_FILTER, CLAIM_PARAM, CLAIM_WORKLOAD, ITERS_ENV, UsageError,
+                     check_unknown, warn)
+from .gbjson import params_of, workload_of
+
+
+@dataclasses.dataclass
+class Target:
+    """One benchmark binary: a variant, or a reference implementation (tbb, omp)."""
+    name: str
+    reference: bool
+    binary: str
+
+
+def select_targets(build, names, no_build):
+    """The binaries to measure: the named variants/references (all when names is None),
+    building missing ones with make unless no_build.  A reference that was not asked for
+    by name and is not built is skipped with a warning."""
+    variants, references = build.variants, build.references
+    if names:
+        check_unknown(names, set(variants) | set(references), "variant")
+    chosen = names or variants + [r for r in references if r not in variants]
+    targets = [Target(n, n not in variants, build.binary(n, n not in variants)) for n in chosen]
+
+    def missing():
+        return [t for t in targets if not os.access(t.binary, os.X_OK)]
+
+    if missing() and not no_build:
+        paths = [os.path.relpath(t.binary, build.root) for t in missing() if not t.reference]
+        if paths:
+            build.make(paths)
+        if any(t.reference for t in missing()):
+            build.make(["refs"])
+    for t in missing():
+        rel = os.path.relpath(t.binary, build.root)
+        if t.reference and not names:
+            warn(f"reference '{t.name}' is not built ({rel}); skipped")
+            targets.remove(t)
+        else:
+            raise UsageError(f"{rel} is not built (try `make {'refs' if t.reference else 'all'}`)")
+    return targets
+
+
+def gb_regex_escape(text):
+    """Escape a literal for Google Benchmark's (POSIX extended) filter regex."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
+
+
+def gb_filter(workload, chosen, listed):
+    """The --benchmark_filter selecting `chosen` among the workload's `listed` names."""
+    if list(chosen) == list(listed):
+        return f"^{gb_regex_escape(workload)}(/.*)?$"
+    return "^(" + "|".join(gb_regex_escape(n) for n in chosen) + ")$"
+
+
+def group_by_workload(names):
+    """{workload: [names]} keeping the listing's order."""
+    groups = {}
+    for name in names:
+        groups.setdefault(workload_of(name), []).append(name)
+    return groups
+
+
+def quick_selection(listed):
+    """The quick sweep's share of one workload's listed argument sets: the first, and
+    those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
+    every set of CLAIM_WORKLOAD."""
+    if listed and listed[0].split("/", 1)[0] == CLAIM_WORKLOAD:
+        return list(listed)
+    first = params_of(listed[0])
+    chosen = []
+    for name in listed:
+        params = params_of(name)
+        differ = {k for k in set(params) | set(first) if params.get(k) != first.get(k)}
+        if differ <= {CLAIM_PARAM}:
+            chosen.append(name)
+    return chosen
+
+
+def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False):
+    """The sweep's points: one per (binary, workload, workers), each one bench invocation
+    whose filter comes from the binary's own listing.  Unknown workloads raise; no
+    workloads means those of `make list-workloads`.  The argument sets: all listed ones
+    with full, all_sets or a name filter, else quick_selection's."""
+    listings = {}
+    for t in list(targets):
+        try:
+            listings[t.name] = build.list_benchmarks(t.binary, full)
+        except UsageError as e:
+            if not t.reference:
+                raise
+            warn(f"reference '{t.name}' skipped: {e}")
+            targets.remove(t)
+    # The default is the build's workloads; other benchmark families a binary lists
+    # (the harness's switch/stack micro-benchmarks) run when named.
+    known = set(build.workloads) | {workload_of(n) for ns in listings.values() for n in ns}
+    if workloads:
+        check_unknown(workloads, known, "workload")
+    else:
+        workloads = build.workloads
+    try:
+        regex = re.compile(name_filter) if name_filter else None
+    except re.error as e:
+        raise UsageError(f"--filter: bad regular expression: {e}") from None
+    points = []
+    for t in targets:
+        for workload, listed in group_by_workload(listings[t.name]).items():
+            if workloads and workload not in workloads:
+                continue
+            if regex:
+                chosen = [n for n in listed if regex.search(n)]
+            else:
+                chosen = listed if full or all_sets else quick_selection(listed)
+            if not chosen:
+                continue
+            sub = os.path.join("ref", t.name) if t.reference else t.name
+            for w in workers:
+                where = os.path.join(sub, f"workers-{w}", workload)
+                points.append(dict(
+                    id=f"{'ref/' if t.reference else ''}{t.name}/workers-{w}/{workload}",
+                    variant=t.name, reference=t.reference, workers=w, workload=workload,
+                    binary=os.path.relpath(t.binary, build.root), benchmarks=chosen,
+                    filter=gb_filter(workload, chosen, listed),
+                    raw=os.path.join("raw", where + ".json"),
+                    log=os.path.join("logs", where + ".log")))
+    if not points:
+        raise UsageError("nothing to run: the selection matches no benchmark")
+    return points
+
+
+def calibrate_kernel(root, targets):
+    """The kernel rate (iterations per microsecond) to pin for the whole sweep: the
+    user's SCHEDBENCH_ITERS_PER_US, else what one short run of the first variant's bench
+    reports (counter iters_per_us); None when no bench reports it."""
+    if os.environ.get(ITERS_ENV):
+        try:
+            value = float(os.environ[ITERS_ENV])
+        except ValueError:
+            raise UsageError(f"{ITERS_ENV}={os.environ[ITERS_ENV]!r} is not a number")
+        if not (value > 0 and math.isfinite(value)):
+            raise UsageError(f"{ITERS_ENV} must be a positive number")
+        return value
+    target = next((t for t in targets if not t.reference), None)
+    if target is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "calibrate.json")
+        cmd = [os.path.join(root, target.binary), "--workers", "1",
+               f"--benchmark_filter={CALIBRATION_FILTER}", "--benchmark_min_time=0.01",
+               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        try:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120, check=False)
+            with open(out, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return None
+    rates = [b.get("iters_per_us") for b in doc.get("benchmarks", [])]
+    rates = [r for r in rates if isinstance(r, (int, float)) and r > 0]
+    return float(rates[0]) if rates else None

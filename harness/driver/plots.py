@@ -1,0 +1,339 @@
+"""The figures of a run, as gnuplot scripts and data (not rendered here): time per
+benchmark, speedups over the baselines, the imbalance sweep against the claim's band,
+METG, and why a variant wins (steals, parks, CPU per wall)."""
+
+import dataclasses
+import math
+import re
+
+from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, PROG
+from .fmt import time_unit_for
+from .gbjson import display_name, params_of, workload_of
+from .rundata import CPU_PER_WALL
+
+
+# One colour per variant, stable across the plots of a run (assigned in display order).
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
+           "#666666", "#1f78b4", "#b15928", "#6a3d9a", "#e31a1c")
+
+
+def gp_str(text):
+    """A gnuplot double-quoted string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def gp_num(value):
+    """A number in a gnuplot data file; NaN (gnuplot's undefined) when missing."""
+    return "NaN" if value is None or not math.isfinite(value) else f"{value:.6g}"
+
+
+def workers_label(w):
+    return f"{w} worker" + ("" if w == 1 else "s")
+
+
+def safe_name(text):
+    """A file-name-safe form of a benchmark name: 'fib/n:30' -> 'fib_n-30'."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.replace(":", "-")).strip("_") or "plot"
+
+
+@dataclasses.dataclass
+class Plot:
+    """One figure: a gnuplot body (settings + plot commands reading `datafile`) and the
+    text of its data file.  Rendered as <name>.svg and <name>.png from <name>.gp."""
+    name: str
+    kind: str              # time, speedup, imbalance, metg, why
+    title: str
+    body: list             # gnuplot lines
+    data: str
+    width: int = 900
+    height: int = 520
+    benchmark: str = ""
+    workload: str = ""
+
+    def script(self, terminals):
+        """The .gp file: the body once per output format."""
+        lines = [f"# {self.title}",
+                 f"# Written by {PROG} plot; data in {self.name}.dat.  Rerun: gnuplot {self.name}.gp",
+                 f"datafile = {gp_str(self.name + '.dat')}"]
+        for ext, terminal in terminals:
+            lines += ["", terminal.format(w=self.width, h=self.height),
+                      f"set output {gp_str(self.name + '.' + ext)}"]
+            lines += self.body
+            lines.append("unset output")
+        return "\n".join(lines) + "\n"
+
+
+def common_settings(title, xlabel, ylabel):
+    return ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
+            f"set xlabel {gp_str(xlabel)}", f"set ylabel {gp_str(ylabel)}",
+            "set grid", "set key outside right top"]
+
+
+def lines_plot(name, kind, title, xlabel, ylabel, series, extra=(), **kw):
+    """A figure with one line (with error bars) per series.
+    series: [(label, color, dashed, [(x, y, low, high)])], one data block each."""
+    blocks, commands = [], []
+    for i, (label, color, dashed, rows) in enumerate(series):
+        blocks.append(f"# {label}: x y low high\n"
+                      + "".join(" ".join(gp_num(v) for v in row) + "\n" for row in rows))
+        commands.append(f"datafile index {i} using 1:2:3:4 with yerrorlines lw 1.5 pt {i % 12 + 1}"
+                        f" lc rgb {gp_str(color)}{' dt 2' if dashed else ''} title {gp_str(label)}")
+    body = common_settings(title, xlabel, ylabel) + list(extra)
+    body.append("plot " + ", \\\n     ".join(commands))
+    return Plot(name=name, kind=kind, title=title, body=body, data="\n\n".join(blocks), **kw)
+
+
+def histogram_block(categories, groups, values):
+    """Histogram data: one row per category, (y low high) per group."""
+    lines = ["# category " + " ".join(f"[{g}: y low high]" for g in groups)]
+    for cat in categories:
+        cells = []
+        for g in groups:
+            cells += [gp_num(v) for v in values.get((cat, g), (None, None, None))]
+        lines.append(gp_str(display_name(cat)) + " " + " ".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def histogram_commands(index, groups, colors):
+    """`plot` arguments drawing data block `index` as clustered bars with error bars."""
+    commands = []
+    for i, g in enumerate(groups):
+        col = 2 + 3 * i
+        xtic = ":xtic(1)" if i == 0 else ""
+        commands.append(f"datafile index {index} using {col}:{col + 1}:{col + 2}{xtic}"
+                        f" lc rgb {gp_str(colors[g])} title {gp_str(g)}")
+    return "plot " + ", \\\n     ".join(commands)
+
+
+HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
+                   "set style fill solid 0.8 border -1", "set boxwidth 0.9",
+                   "set xtics rotate by 90 right", "set yrange [0:*]",
+                   "set offsets 0, 0, graph 0.1, 0", "set grid ytics",
+                   "set key outside top center horizontal"]
+
+
+def histogram_height(labels, plot_height=420):
+    """Figure height leaving room for the vertical category labels below the bars."""
+    return plot_height + 8 * max((len(display_name(label)) for label in labels), default=0)
+
+
+def horizontal_line(y):
+    return f"set arrow from graph 0, first {y} to graph 1, first {y} nohead dt 2 lc rgb \"#444444\""
+
+
+def ratio_stats(base, other, metric="real_time_s"):
+    """(median, low, high) of base/other: ratio of medians, and the extreme ratios of the
+    repetitions' min/max (the spread of a speedup)."""
+    b, o = base.summary(metric), other.summary(metric)
+    if not b["n"] or not o["n"] or not o["median"] or not o["min"]:
+        return None
+    return (b["median"] / o["median"], b["min"] / o["max"], b["max"] / o["min"])
+
+
+class PlotBuilder:
+    """Builds every figure of a run (without rendering)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.table = data.index()
+        self.variants = data.variants()
+        self.reference = {r.variant: r.reference for r in data.results}
+        self.colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(self.variants)}
+        self.workers = data.workers()
+        self.reps = data.plan.get("repetitions")
+
+    def build(self):
+        plots = []
+        for make in (self.time_plots, self.speedup_plots, self.imbalance_plots,
+                     self.metg_plots, self.why_plots):
+            plots += make()
+        names = set()
+        for p in plots:                      # keep file names unique
+            base, n = p.name, 2
+            while p.name in names:
+                p.name, n = f"{base}_{n}", n + 1
+            names.add(p.name)
+        return plots
+
+    def baselines(self):
+        return [b for b in BASELINES if b in self.variants]
+
+    def _workers_axis(self):
+        extra = [f"set xtics ({', '.join(str(w) for w in self.workers)})"]
+        if self.workers and max(self.workers) > 8:
+            extra.append("set logscale x 2")
+        if len(self.workers) == 1:
+            w = self.workers[0]
+            extra.append(f"set xrange [{w - 1}:{w + 1}]")
+        return extra
+
+    def time_plots(self):
+        """Wall time per iteration vs workers, one line per variant, for each benchmark."""
+        plots = []
+        reps = f", min-max of {self.reps} repetitions" if self.reps else ", min-max"
+        for bench, cells in sorted(self.table.items()):
+            top = max(r.median() for r in cells.values())
+            unit, scale = time_unit_for(top)
+            series = []
+            for v in self.variants:
+                rows = []
+                for w in self.workers:
+                    r = cells.get((v, w))
+                    if r:
+                        s = r.summary()
+                        rows.append((w, s["median"] / scale, s["min"] / scale, s["max"] / scale))
+                if rows:
+                    series.append((v, self.colors[v], self.reference.get(v), rows))
+            plots.append(lines_plot(
+                f"time_{safe_name(display_name(bench))}", "time",
+                f"{display_name(bench)}: wall time (median{reps})",
+                "workers", f"time per iteration ({unit})", series,
+                extra=self._workers_axis() + ["set yrange [0:*]"],
+                benchmark=bench, workload=workload_of(bench)))
+        return plots
+
+    def speedup_plots(self):
+        """Speedup of every variant over each baseline, all benchmarks, per worker count."""
+        plots = []
+        for base in self.baselines():
+            for w in self.workers:
+                cats = [b for b, cells in sorted(self.table.items()) if (base, w) in cells]
+                groups = [v for v in self.variants if v != base
+                          and any((v, w) in self.table[b] for b in cats)]
+                if not cats or not groups:
+                    continue
+                values = {}
+                for b in cats:
+                    for v in groups:
+                        if (v, w) in self.table[b]:
+                            values[(b, v)] = ratio_stats(self.table[b][(base, w)],
+                                                         self.table[b][(v, w)])
+                body = (common_settings(f"speedup over {base}, {workers_label(w)} (ratio of median"
+                                        " times; bars: min-max; log scale)", "",
+                                        f"{base} time / variant time")
+                        + HISTOGRAM_STYLE
+                        # ratios span 1/100 .. 100 across workloads: a log axis keeps the
+                        # 1.3-1.5x differences readable next to the 100x ones
+                        + ["set logscale y 2", "set yrange [*:*]", "set format y '%g'"]
+                        + [horizontal_line(1)]
+                        + [histogram_commands(0, groups, self.colors)])
+                plots.append(Plot(name=f"speedup_vs_{base}_w{w}", kind="speedup",
+                                  title=f"speedup over {base}, {workers_label(w)}", body=body,
+                                  data=histogram_block(cats, groups, values),
+                                  width=min(4000, max(900, 120 + len(cats) * (14 * len(groups) + 24))),
+                                  height=histogram_height(cats)))
+        return plots
+
+    def imbalance_plots(self):
+        """Task Bench's imbalance sweep: speedup over each baseline vs the imbalance factor,
+        one figure per worker count (and per setting of the other parameters), with the
+        30-50% band of the claim shaded."""
+        groups = {}
+        for bench in self.table:
+            value = params_of(bench).get(CLAIM_PARAM)
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                continue
+            rest = display_name(re.sub(rf"/{CLAIM_PARAM}:[^/]*", "", bench))
+            groups.setdefault(rest, []).append((x, bench))
+        plots = []
+        lo, hi = CLAIM_BAND
+        for base in self.baselines():
+            for rest, members in sorted(groups.items()):
+                if len({x for x, _ in members}) < 2:
+                    continue              # not a sweep: its speedups are in speedup_*
+                members.sort()
+                for w in self.workers:
+                    series, top = [], hi
+                    for v in self.variants:
+                        if v == base:
+                            continue
+                        rows = []
+                        for x, bench in members:
+                            cells = self.table[bench]
+                            if (base, w) in cells and (v, w) in cells:
+                                rs = ratio_stats(cells[(base, w)], cells[(v, w)])
+                                if rs:
+                                    rows.append((x,) + rs)
+                                    top = max(top, rs[2])
+                        if rows:
+                            series.append((v, self.colors[v], self.reference.get(v), rows))
+                    if not any(len(rows) > 1 for _, _, _, rows in series):
+                        continue          # no sweep left (e.g. the baseline failed)
+                    title = f"{rest}: speedup over {base} vs imbalance, {workers_label(w)}"
+                    extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
+                             " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
+                             f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
+                             horizontal_line(1), f"set yrange [0:{top * 1.1:.3g}]"]
+                    plots.append(lines_plot(
+                        f"imbalance_vs_{base}_w{w}_{safe_name(rest)}", "imbalance", title,
+                        "imbalance factor", f"{base} time / variant time", series, extra=extra,
+                        benchmark=rest, workload=workload_of(rest)))
+        return plots
+
+    def _per_variant_histogram(self, cells, metric):
+        """Histogram data of one metric: categories = variants, groups = worker counts."""
+        values = {}
+        for (v, w), r in cells.items():
+            s = r.summary(metric)
+            if s["n"]:
+                values[(v, workers_label(w))] = (s["median"], s["min"], s["max"])
+        cats = [v for v in self.variants if any(k[0] == v for k in values)]
+        return cats, values
+
+    def _worker_groups(self):
+        groups = [workers_label(w) for w in self.workers]
+        colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+        return groups, colors
+
+    def metg_plots(self):
+        """METG(50%) per variant (benchmarks reporting metg_us), lower is better."""
+        plots = []
+        groups, colors = self._worker_groups()
+        for bench, cells in sorted(self.table.items()):
+            cats, values = self._per_variant_histogram(cells, "metg_us")
+            if not values:
+                continue
+            label = display_name(bench)
+            body = (common_settings(f"{label}: METG(50%) per variant (lower is better)", "",
+                                    "METG (us)") + HISTOGRAM_STYLE
+                    + [histogram_commands(0, groups, colors)])
+            plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
+                              title=f"{label}: METG per variant", body=body,
+                              data=histogram_block(cats, groups, values),
+                              height=histogram_height(cats),
+                              benchmark=bench, workload=workload_of(bench)))
+        return plots
+
+    WHY_PANELS = (("steals", "steals"), ("parks", "parks"),
+                  (CPU_PER_WALL, "CPU time / wall time (cores busy)"))
+
+    def why_plots(self):
+        """Why a variant wins: steals, parks and CPU time per wall time, per variant."""
+        plots = []
+        groups, colors = self._worker_groups()
+        for bench, cells in sorted(self.table.items()):
+            panels = []
+            for metric, panel_title in self.WHY_PANELS:
+                cats, values = self._per_variant_histogram(cells, metric)
+                if values:
+                    panels.append((metric, panel_title, cats, values))
+            if not panels:
+                continue
+            label = display_name(bench)
+            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 4"]
+            body.append(f"set multiplot layout 1,{len(panels)} "
+                        f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
+            blocks = []
+            for i, (metric, panel_title, cats, values) in enumerate(panels):
+                blocks.append(histogram_block(cats, groups, values))
+                body += [f"set title {gp_str(panel_title)}"] + (["unset key"] if i else [])
+                body.append(histogram_commands(i, groups, colors))
+            body.append("unset multiplot")
+            plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",
+                              title=f"{label}: steals, parks, CPU per wall", body=body,
+                              data="\n\n".join(blocks), width=max(900, 480 * len(panels)),
+                              height=histogram_height(self.variants, 460),
+                              benchmark=bench, workload=workload_of(bench)))
+        return plots

@@ -1,0 +1,217 @@
+"""REPORT.md of a run: the machine, the problems, the 30-50% claim, a table per workload
+with its plots, and the significant differences against the baselines."""
+
+import os
+
+from .compare import compare_sides, significance_notes
+from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, UsageError, warn
+from .files import write_output
+from .fmt import fmt_p, fmt_seconds, format_table
+from .gbjson import display_name
+from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
+from .plots import workers_label
+
+
+class Report:
+    """The Markdown report of one run: machine, problems, the 30-50% claim, per-workload
+    tables with their plots, significant differences against the baselines."""
+
+    def __init__(self, data, manifest, alpha, path, root):
+        self.data, self.alpha, self.path = data, alpha, path
+        self.manifest = manifest or {}
+        self.plot_dir = plots_dir(root, data.run_id)
+        self.variants = data.variants()
+        self.workers = data.workers()
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def plots(self, kind=None, workload=None):
+        return [p for p in self.manifest.get("plots", [])
+                if p.get("files") and (kind is None or p.get("kind") == kind)
+                and (workload is None or p.get("workload") == workload)]
+
+    def plot_link(self, entry, embed=True):
+        """Markdown for one plot: the SVG embedded (or linked), the PNG linked."""
+        rel = lambda f: os.path.relpath(os.path.join(self.plot_dir, f),
+                                        os.path.dirname(os.path.abspath(self.path)))
+        files = entry["files"]
+        svg = next((f for f in files if f.endswith(".svg")), files[0])
+        others = ", ".join(f"[{f.rsplit('.', 1)[1]}]({rel(f)})" for f in files if f != svg)
+        head = f"![{entry['title']}]({rel(svg)})" if embed else f"[{entry['title']}]({rel(svg)})"
+        return head + (f" ({others})" if others else "")
+
+    def cell(self, r):
+        if r is None:
+            return ""
+        if r.errors:
+            return "ERROR"
+        s = r.summary()
+        if not s["n"]:
+            return ""
+        return f"{fmt_seconds(s['median'])} [{fmt_seconds(s['min'])}-{fmt_seconds(s['max'])}]"
+
+    def baseline_comparisons(self, base):
+        """Every variant against one baseline of the same run."""
+        out = []
+        for v in self.variants:
+            if v != base:
+                cs, _ = compare_sides(self.data.results, base, self.data.results, v, self.alpha)
+                out += cs
+        return out
+
+    # --- sections ----------------------------------------------------------------------
+
+    def header(self):
+        m, plan, d = self.data.meta, self.data.plan, self.data
+        git = m.get("git") if isinstance(m.get("git"), dict) else {}
+        rev = f"{git.get('rev') or 'unknown'}{' (with uncommitted changes)' if git.get('dirty') else ''}"
+        points = plan.get("points", [])
+        ok = sum(1 for p in points if d.status.get(p["id"], {}).get("ok"))
+        rows = [("started", m.get("started", "?")), ("finished", m.get("finished", "not finished")),
+                ("command", f"`{m.get('command', '?')}`"),
+                ("CPU", f"{m.get('cpu_model', '?')} ({m.get('cpus_usable', '?')} usable of "
+                        f"{m.get('cpus_online', '?')} online)"),
+                ("kernel", m.get("kernel", "?")), ("compiler", m.get("compiler", "?")),
+                ("git revision", rev),
+                ("sweep", f"{'full' if plan.get('full') else 'quick'}: "
+                          f"{plan.get('repetitions', '?')} repetitions, min time "
+                          f"{plan.get('min_time', '?')} s per repetition, seed {plan.get('seed', '?')}, "
+                          f"{ok} of {len(points)} points done"),
+                ("variants", ", ".join(self.variants)), ("workers", ", ".join(map(str, self.workers)))]
+        out = [f"# schedbench run {d.run_id}", "",
+               "Times are wall time per iteration: the median over the repetitions, "
+               "[min-max] beside it.  Raw data: `raw/`, `results.csv`, `samples.csv` "
+               "(formats in results/README.md).", "",
+               format_table(["", ""], rows, markdown=True)]
+        if m.get("topology") and isinstance(m["topology"], str):
+            out += ["<details><summary>topology (hwloc)</summary>", "", "```",
+                    m["topology"].rstrip(), "```", "", "</details>", ""]
+        return out
+
+    def problems(self):
+        out = ["## Problems", ""]
+        for pid, st in sorted(self.data.failed_points().items()):
+            out.append(f"- point `{pid}` failed: {st.get('message', '?')}")
+        for r in self.data.results:
+            if r.errors:
+                out.append(f"- wrong answer / error: `{r.benchmark}` on {r.variant} with "
+                           f"{r.workers} workers: {r.errors[0]} ({len(r.errors)} of "
+                           f"{len(r.entries)} repetitions; not plotted)")
+        for path, reason in self.data.skipped:
+            out.append(f"- unreadable result file skipped: {reason}")
+        done = {pid for pid, st in self.data.status.items() if st.get("ok")}
+        missing = [p["id"] for p in self.data.plan.get("points", []) if p["id"] not in done
+                   and p["id"] not in self.data.status]
+        if missing:
+            out.append(f"- {len(missing)} point(s) not run yet (resume with "
+                       f"`./run.py run --resume {self.data.run_id}`)")
+        if len(out) == 2:
+            out.append("None: every point ran, no wrong answers, no unreadable files.")
+        return out + [""]
+
+    def claim(self):
+        """The imbalance workload's speedups over the baselines against the 30-50% band."""
+        benches = sorted({r.benchmark for r in self.data.usable() if CLAIM_PARAM in r.params})
+        bases = [b for b in BASELINES if b in self.variants]
+        if not benches or not bases:
+            return []
+        lo, hi = CLAIM_BAND
+        out = ["## The 30-50% claim (imbalance workload)", "",
+               f"Speedup = baseline median time / variant median time; `*` = significant at "
+               f"alpha={self.alpha:g}.  The claim is a speedup of {lo:.2f}-{hi:.2f}x over a "
+               "traditional thread pool.", ""]
+        for base in bases:
+            comps = {(c.benchmark, c.workers, c.variant.split(" -> ")[1]): c
+                     for c in self.baseline_comparisons(base) if c.benchmark in benches}
+            cols = [v for v in self.variants if v != base]
+            rows, counts = [], dict(below=0, band=0, above=0)
+            for bench in benches:
+                for w in self.workers:
+                    cells = []
+                    for v in cols:
+                        c = comps.get((bench, w, v))
+                        if c is None:
+                            cells.append("")
+                            continue
+                        speedup = 1.0 / c.ratio
+                        if w > 1:
+                            counts["below" if speedup < lo else "band" if speedup <= hi
+                                   else "above"] += 1
+                        cells.append(f"{speedup:.2f}x{'*' if c.significant else ''}")
+                    if any(cells):
+                        rows.append([display_name(bench), w] + cells)
+            if not rows:
+                continue
+            out += [f"Over `{base}`, with 2 or more workers: {counts['band']} in the band, "
+                    f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x "
+                    "(variant x benchmark cells).", "",
+                    format_table(["benchmark", "workers"] + cols, rows, markdown=True)]
+        for p in self.plots("imbalance"):
+            out.append(self.plot_link(p))
+            out.append("")
+        return out
+
+    def workloads(self):
+        out = []
+        for workload in sorted({r.workload for r in self.data.results}):
+            results = [r for r in self.data.results if r.workload == workload]
+            cells = {(r.benchmark, r.variant, r.workers): r for r in results}
+            rows = []
+            for bench in sorted({r.benchmark for r in results}):
+                for v in self.variants:
+                    row = [self.cell(cells.get((bench, v, w))) for w in self.workers]
+                    if any(row):
+                        rows.append([display_name(bench), v + (" (reference)" if any(
+                            r.reference for r in results if r.variant == v) else "")] + row)
+            out += [f"## {workload}", "",
+                    format_table(["benchmark", "variant"] + [workers_label(w) for w in self.workers],
+                                 rows, markdown=True)]
+            for kind in ("time", "metg"):
+                for p in self.plots(kind, workload):
+                    out += [self.plot_link(p), ""]
+            why = self.plots("why", workload)
+            if why:
+                out += ["Why: " + "; ".join(self.plot_link(p, embed=False) for p in why), ""]
+        return out
+
+    def significance(self):
+        out = []
+        for base in [b for b in BASELINES if b in self.variants]:
+            comps = self.baseline_comparisons(base)
+            if not comps:
+                continue
+            sig = [c for c in comps if c.significant]
+            rows = [[display_name(c.benchmark), c.workers, c.variant.split(" -> ")[1],
+                     f"{1.0 / c.ratio:.3f}x",
+                     fmt_p(c.p)] for c in sig]
+            out += [f"## Significant differences against `{base}`", ""]
+            out += [" ".join(significance_notes(comps, self.alpha)), ""]
+            if rows:
+                out.append(format_table(["benchmark", "workers", "variant", f"speedup over {base}",
+                                         "p"], rows, markdown=True))
+            for p in self.plots("speedup"):
+                if f"_vs_{base}_" in p["name"]:
+                    out += [self.plot_link(p), ""]
+        return out
+
+    def render(self):
+        parts = self.header() + self.problems() + self.claim() + self.workloads() + self.significance()
+        if not self.manifest.get("plots"):
+            parts += ["", f"(No plots: run `./run.py plot {self.data.run_id}`.)"]
+        return "\n".join(parts).rstrip() + "\n"
+
+
+def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
+    """Plots (when gnuplot is there; otherwise a warning) and REPORT.md; returns the
+    report's path."""
+    manifest = None
+    if plots:
+        try:
+            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot())
+        except UsageError as e:
+            warn(f"{e}; the report has no plots")
+    else:
+        manifest = read_manifest(plots_dir(root, data.run_id))
+    path = report_path or os.path.join(data.run_dir, "REPORT.md")
+    write_output(path, Report(data, manifest, alpha, path, root).render())
+    return path

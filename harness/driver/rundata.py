@@ -1,0 +1,336 @@
+"""A run's data: one Result per (variant, workers, benchmark), a RunData per
+results/<run-id>/ (loaded and checked), the CSV files merged from it, and how a RUN
+argument (an id, 'latest', a path, RUN:VARIANT) names a run directory."""
+
+import csv
+import dataclasses
+import io
+import math
+import os
+
+from .config import UsageError, check_unknown, warn
+from .files import glob_json, read_json
+from .fmt import fmt_num
+from .gbjson import BadResultFile, load_gb_file, params_of, workload_of
+from .stats import summarize
+
+
+# The derived metric: process CPU seconds per wall second (how many cores a variant kept
+# busy), from the proc_cpu_s counter and real_time of the same repetition.
+CPU_PER_WALL = "proc_cpu_per_wall"
+
+
+@dataclasses.dataclass
+class Result:
+    """All repetitions of one benchmark at one (variant, workers) point."""
+    variant: str
+    reference: bool
+    workers: int
+    benchmark: str
+    source: str                    # the raw file it came from (relative to the run)
+    entries: list = dataclasses.field(default_factory=list)
+
+    @property
+    def workload(self):
+        return workload_of(self.benchmark)
+
+    @property
+    def params(self):
+        return params_of(self.benchmark)
+
+    @property
+    def valid(self):
+        """The repetitions without an error."""
+        return [e for e in self.entries if e.error is None]
+
+    @property
+    def errors(self):
+        return [e.error for e in self.entries if e.error is not None]
+
+    @property
+    def usable(self):
+        """True when it may be plotted or compared: no error, at least one repetition."""
+        return not self.errors and bool(self.valid)
+
+    def metrics(self):
+        """The metric names this result has, in CSV order."""
+        counters = sorted({k for e in self.valid for k in e.counters})
+        names = ["real_time_s", "cpu_time_s"] + counters
+        if "proc_cpu_s" in counters:
+            names.append(CPU_PER_WALL)
+        return names
+
+    def values(self, metric):
+        """The metric's value in each valid repetition that has it."""
+        out = []
+        for e in self.valid:
+            if metric == "real_time_s":
+                v = e.real_s
+            elif metric == "cpu_time_s":
+                v = e.cpu_s
+            elif metric == CPU_PER_WALL:
+                c = e.counters.get("proc_cpu_s")
+                v = c / e.real_s if c is not None and e.real_s > 0 else None
+            else:
+                v = e.counters.get(metric)
+            if v is not None and math.isfinite(v):
+                out.append(v)
+        return out
+
+    def summary(self, metric="real_time_s"):
+        return summarize(self.values(metric))
+
+    def median(self, metric="real_time_s"):
+        return self.summary(metric)["median"]
+
+
+@dataclasses.dataclass
+class RunData:
+    """What one run directory holds, loaded and checked."""
+    run_dir: str
+    meta: dict
+    plan: dict
+    status: dict
+    results: list                  # [Result], sorted
+    skipped: list                  # [(path, reason)]: files that could not be used
+    contexts: dict                 # variant -> the JSON context of its first raw file
+
+    @property
+    def run_id(self):
+        return os.path.basename(os.path.normpath(self.run_dir))
+
+    def usable(self):
+        return [r for r in self.results if r.usable]
+
+    def failed_points(self):
+        return {pid: st for pid, st in self.status.items() if not st.get("ok")}
+
+    def variants(self):
+        """Variant names in display order: variants, then references."""
+        seen = {}
+        for r in self.results:
+            seen.setdefault(r.variant, r.reference)
+        return sorted(seen, key=lambda v: (seen[v], v))
+
+    def workers(self):
+        return sorted({r.workers for r in self.results})
+
+    def index(self):
+        """{benchmark: {(variant, workers): Result}} over usable results."""
+        table = {}
+        for r in self.usable():
+            table.setdefault(r.benchmark, {})[(r.variant, r.workers)] = r
+        return table
+
+
+def result_sort_key(r):
+    return (r.workload, r.benchmark, r.reference, r.variant, r.workers)
+
+
+def context_flag(value):
+    return str(value).strip().lower() in ("1", "true", "yes")
+
+
+# The fields of a point of plan.json, and their types: what the sweep and the report use.
+POINT_FIELDS = dict(id=str, variant=str, reference=bool, workers=int, workload=str,
+                    binary=str, benchmarks=list, filter=str, raw=str, log=str)
+
+
+def _is(value, kind):
+    """isinstance, except that a bool is not a number."""
+    return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def plan_problem(plan):
+    """What makes a plan.json document unusable (None when it is usable): the fields
+    the sweep and the report rely on, with their types."""
+    if not isinstance(plan, dict):
+        return "not a JSON object"
+    for key, kind in (("repetitions", int), ("min_time", (int, float)), ("points", list)):
+        if not _is(plan.get(key), kind):
+            return f"no {key}"
+    for key in ("timeout", "iters_per_us"):
+        value = plan.get(key)
+        if value is not None and not (_is(value, (int, float)) and value > 0):
+            return f"{key} is not a positive number"
+    ids = set()
+    for i, point in enumerate(plan["points"]):
+        if not isinstance(point, dict):
+            return f"point {i} is not an object"
+        for key, kind in POINT_FIELDS.items():
+            if not _is(point.get(key), kind):
+                return f"point {i} has no {key}"
+        if point["id"] in ids:
+            return f"point {point['id']} is there twice"
+        ids.add(point["id"])
+    return None
+
+
+def read_plan(run_dir):
+    """plan.json of a run, or None (with a warning) when it is missing or unusable."""
+    path = os.path.join(run_dir, "plan.json")
+    plan = read_json(path)
+    problem = plan_problem(plan) if plan is not None else None
+    if problem:
+        warn(f"ignoring {path}: {problem}")
+        return None
+    return plan
+
+
+def read_status(run_dir):
+    """status.json of a run: point id -> its record (records of the wrong shape are
+    dropped with a warning; a missing or unreadable file is an empty record)."""
+    path = os.path.join(run_dir, "status.json")
+    status = read_json(path)
+    if status is None:
+        return {}
+    good = {k: v for k, v in status.items() if isinstance(v, dict)} \
+        if isinstance(status, dict) else {}
+    if not isinstance(status, dict) or len(good) < len(status):
+        warn(f"{path}: ignoring records that are not objects")
+    return good
+
+
+def read_meta(run_dir):
+    """meta.json of a run as a dict ({} when it is missing or not an object)."""
+    meta = read_json(os.path.join(run_dir, "meta.json"))
+    return meta if isinstance(meta, dict) else {}
+
+
+def load_run(run_dir):
+    """Load results/<run-id>/: meta.json, plan.json, status.json and every raw/**/*.json.
+    A file that cannot be used is named in a warning and skipped, never fatal."""
+    if not os.path.isdir(run_dir):
+        raise UsageError(f"{run_dir} is not a run directory")
+    meta = read_meta(run_dir)
+    plan = read_plan(run_dir) or {}
+    status = read_status(run_dir)
+    by_raw = {p["raw"]: p for p in plan.get("points", [])}
+    refs = meta.get("references")
+    references = {r for r in refs if isinstance(r, str)} if isinstance(refs, list) else set()
+    results, skipped, contexts = {}, [], {}
+    raw_dir = os.path.join(run_dir, "raw")
+    for path in sorted(glob_json(raw_dir)):
+        rel = os.path.relpath(path, run_dir)
+        try:
+            context, entries = load_gb_file(path)
+            point = by_raw.get(rel, {})
+            variant = context.get("variant") or point.get("variant")
+            workers = int(context.get("workers") or point.get("workers") or 0)
+            if not variant or not isinstance(variant, str) or workers < 1:
+                raise BadResultFile(f"{path}: no variant/workers in its context")
+        except (BadResultFile, ValueError, TypeError) as e:
+            reason = str(e) if isinstance(e, BadResultFile) else f"{path}: {e}"
+            warn(f"skipping {reason}")
+            skipped.append((rel, reason))
+            continue
+        reference = (bool(point.get("reference")) or context_flag(context.get("reference", ""))
+                     or variant in references)
+        contexts.setdefault(variant, context)
+        for entry in entries:
+            key = (variant, workers, entry.benchmark)
+            if key not in results:
+                results[key] = Result(variant, reference, workers, entry.benchmark, rel)
+            results[key].entries.append(entry)
+    return RunData(run_dir=run_dir, meta=meta, plan=plan, status=status,
+                   results=sorted(results.values(), key=result_sort_key),
+                   skipped=skipped, contexts=contexts)
+
+
+def filter_results(data, variants=None, workloads=None, workers=None):
+    """The run's results restricted to the given names/counts (each None = all).
+    Names the run does not have are an error (exit 2)."""
+    if variants:
+        check_unknown(variants, set(data.variants()), "variant in this run")
+    if workloads:
+        check_unknown(workloads, {r.workload for r in data.results}, "workload in this run")
+    if workers:
+        check_unknown(workers, set(data.workers()), "worker count in this run")
+    data.results = [r for r in data.results
+                    if (not variants or r.variant in variants)
+                    and (not workloads or r.workload in workloads)
+                    and (not workers or r.workers in workers)]
+    return data
+
+
+RESULT_COLUMNS = ["variant", "reference", "workers", "workload", "benchmark", "metric", "n",
+                  "median", "min", "max", "q1", "q3", "errors", "error_message"]
+SAMPLE_COLUMNS = ["variant", "reference", "workers", "workload", "benchmark", "repetition",
+                  "metric", "value", "error"]
+
+
+def results_csv(results):
+    """results.csv: one row per (variant, workers, benchmark, metric), median and spread
+    over the repetitions without error; `errors` counts the repetitions that failed."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(RESULT_COLUMNS)
+    for r in results:
+        errors = r.errors
+        for metric in r.metrics():
+            s = r.summary(metric)
+            w.writerow([r.variant, int(r.reference), r.workers, r.workload, r.benchmark, metric,
+                        s["n"], fmt_num(s["median"]), fmt_num(s["min"]), fmt_num(s["max"]),
+                        fmt_num(s["q1"]), fmt_num(s["q3"]), len(errors),
+                        errors[0] if errors else ""])
+    return out.getvalue()
+
+
+def samples_csv(results):
+    """samples.csv: every repetition's value of every metric (errored ones flagged)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(SAMPLE_COLUMNS)
+    for r in results:
+        for e in sorted(r.entries, key=lambda e: e.repetition):
+            values = [("real_time_s", e.real_s), ("cpu_time_s", e.cpu_s)]
+            values += sorted(e.counters.items())
+            for metric, value in values:
+                w.writerow([r.variant, int(r.reference), r.workers, r.workload, r.benchmark,
+                            e.repetition, metric, fmt_num(value), e.error or ""])
+    return out.getvalue()
+
+
+def runs_base(root):
+    return os.path.join(root, "results")
+
+
+def resolve_run(spec, root):
+    """A run directory from a run id, 'latest', or a path."""
+    base = runs_base(root)
+    if spec == "latest":
+        return latest_run(base)
+    for candidate in (spec, os.path.join(base, spec)):
+        if os.path.isdir(candidate) and (os.path.exists(os.path.join(candidate, "meta.json"))
+                                         or os.path.isdir(os.path.join(candidate, "raw"))):
+            return os.path.abspath(candidate)
+    raise UsageError(f"no run '{spec}' (not a run directory, nor an id under {base})")
+
+
+def latest_run(base):
+    """The run under base whose meta.json says it started last."""
+    best = None
+    if os.path.isdir(base):
+        for name in os.listdir(base):
+            meta_path = os.path.join(base, name, "meta.json")
+            if os.path.isfile(meta_path):
+                meta = read_json(meta_path)
+                started = meta.get("started", "") if isinstance(meta, dict) else ""
+                started = started if isinstance(started, str) else ""
+                key = (started, os.path.getmtime(meta_path))
+                if best is None or key > best[0]:
+                    best = (key, os.path.join(base, name))
+    if best is None:
+        raise UsageError(f"no runs under {base} yet ('latest' has nothing to name)")
+    return os.path.abspath(best[1])
+
+
+def split_run_spec(spec, root):
+    """'RUN' or 'RUN:VARIANT' -> (run_dir, variant or None)."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail:
+        try:
+            return resolve_run(head, root), tail
+        except UsageError:
+            pass
+    return resolve_run(spec, root), None

@@ -1,0 +1,298 @@
+"""Running a sweep: start or resume a run directory, run each point of its plan once
+(resumable, atomic, with a timeout), show progress, and merge the results at the end."""
+
+import contextlib
+import datetime
+import math
+import os
+import random
+import shlex
+import sys
+import time
+
+from .config import (FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK, UsageError,
+                     default_workers, parse_name_list, parse_workers, warn)
+from .files import atomic_write_json, atomic_write_text, check_out_path, ensure_dir, read_json
+from .fmt import fmt_duration, now_iso
+from .gbjson import BadResultFile, load_gb_file
+from .machine import bench_context_summary, machine_meta
+from .plan import calibrate_kernel, plan_points, select_targets
+from .proc import last_line, run_with_timeout, usable_cpus
+from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
+                      runs_base, samples_csv)
+
+
+def bench_command(root, plan, point, out_path):
+    """The bench invocation of one point."""
+    return [os.path.join(root, point["binary"]),
+            "--workers", str(point["workers"]),
+            f"--benchmark_filter={point['filter']}",
+            f"--benchmark_repetitions={plan['repetitions']}",
+            f"--benchmark_out={out_path}",
+            "--benchmark_out_format=json",
+            f"--benchmark_min_time={plan['min_time']!r}"]
+
+
+def point_done(run_dir, point):
+    """True when the point's raw file is in place and parses (atomic renames mean a file
+    that exists is complete; a damaged one is rerun)."""
+    path = os.path.join(run_dir, point["raw"])
+    if not os.path.exists(path):
+        return False
+    try:
+        load_gb_file(path)
+        return True
+    except BadResultFile as e:
+        warn(f"{e}: the point will be rerun")
+        return False
+
+
+def run_point(root, run_dir, plan, point):
+    """Run one point.  The bench writes a temporary file that is checked and then renamed
+    into raw/; its console output goes to logs/.  Returns the point's status record."""
+    raw = os.path.join(run_dir, point["raw"])
+    log = os.path.join(run_dir, point["log"])
+    for d in (os.path.dirname(raw), os.path.dirname(log)):
+        os.makedirs(d, exist_ok=True)
+    tmp = os.path.join(os.path.dirname(raw), f".{os.path.basename(raw)}.{os.getpid()}.tmp")
+    log_tmp = os.path.join(os.path.dirname(log), f".{os.path.basename(log)}.{os.getpid()}.tmp")
+    cmd = bench_command(root, plan, point, tmp)
+    env = dict(os.environ)
+    if plan.get("full"):
+        env[FULL_ENV] = "1"
+    if plan.get("iters_per_us"):
+        env[ITERS_ENV] = repr(plan["iters_per_us"])
+    status = dict(ok=False, rc=None, errors=0, message="")
+    started = time.monotonic()
+    try:
+        with open(log_tmp, "w", encoding="utf-8") as logf:
+            logf.write("$ " + shlex.join(cmd) + "\n")
+            logf.flush()
+            try:
+                status["rc"], timed_out = run_with_timeout(cmd, logf, env, root,
+                                                           plan.get("timeout"))
+                if timed_out:
+                    status["rc"] = None
+                    status["message"] = f"timed out after {plan.get('timeout')} s"
+            except OSError as e:
+                status["message"] = f"cannot run {point['binary']}: {e.strerror}"
+        os.replace(log_tmp, log)
+        if status["rc"] == 0:
+            finish_point(tmp, raw, status)
+        elif status["rc"] is not None:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                status["message"] = f"exit status {status['rc']}: {last_line(f.read())}"
+    finally:
+        for path in (tmp, log_tmp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    status["seconds"] = round(time.monotonic() - started, 3)
+    status["finished"] = now_iso()
+    return status
+
+
+def finish_point(tmp, raw, status):
+    """Check the bench's JSON and move it into place (fills in status)."""
+    try:
+        _, entries = load_gb_file(tmp)
+    except BadResultFile as e:
+        status["message"] = str(e)
+        return
+    if not entries:
+        status["message"] = "no benchmark ran (the filter matched nothing)"
+        return
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, raw)
+    status["ok"] = True
+    status["errors"] = sum(1 for e in entries if e.error is not None)
+    if status["errors"]:
+        first = next(e for e in entries if e.error is not None)
+        status["message"] = f"{status['errors']} repetition(s) failed: {first.benchmark}: {first.error}"
+
+
+class Progress:
+    """'point k of n, elapsed, ETA' on a terminal (one rewritten line), one line per
+    finished point otherwise; failures are always printed."""
+
+    def __init__(self, total, done, durations, quiet=False, stream=None):
+        self.total, self.done = total, done
+        self.durations = list(durations)
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.quiet = quiet
+        self.started = time.monotonic()
+
+    def _eta(self):
+        if not self.durations:
+            return "?"
+        mean = sum(self.durations) / len(self.durations)
+        return fmt_duration(mean * (self.total - self.done))
+
+    def _label(self, point):
+        return f"{point['variant']} workers={point['workers']} {point['workload']}"
+
+    def start(self, point):
+        if self.tty and not self.quiet:
+            elapsed = fmt_duration(time.monotonic() - self.started)
+            self.stream.write(f"\r\x1b[K[{self.done + 1}/{self.total}] {self._label(point)}"
+                              f"  elapsed {elapsed}  ETA {self._eta()}")
+            self.stream.flush()
+
+    def finish(self, point, status):
+        self.done += 1
+        self.durations.append(status["seconds"])
+        problem = status["message"] if (not status["ok"] or status["errors"]) else ""
+        if problem or (not self.tty and not self.quiet):
+            what = "FAILED" if not status["ok"] else ("WRONG ANSWER" if status["errors"] else "ok")
+            line = (f"[{self.done}/{self.total}] {self._label(point)}: {what}"
+                    f" ({status['seconds']:.1f} s){': ' + problem if problem else ''}")
+            self.stream.write(("\r\x1b[K" if self.tty else "") + line + "\n")
+            self.stream.flush()
+
+    def close(self):
+        if self.tty and not self.quiet:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def remove_stale_temporaries(run_dir):
+    """Temporary files left by a sweep that was killed (dot-names ending in .tmp)."""
+    for sub in ("raw", "logs"):
+        for dirpath, _, filenames in os.walk(os.path.join(run_dir, sub)):
+            for name in filenames:
+                if name.startswith(".") and name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(dirpath, name))
+
+
+def execute_plan(root, run_dir, plan, quiet=False):
+    """Run every point of the plan that has no valid raw file yet, in the plan's
+    (shuffled) order, recording each in status.json.  Returns the status dict."""
+    remove_stale_temporaries(run_dir)
+    status_path = os.path.join(run_dir, "status.json")
+    status = read_status(run_dir)
+    points = plan["points"]
+    todo = []
+    for p in points:
+        if not point_done(run_dir, p):
+            todo.append(p)
+        elif not status.get(p["id"], {}).get("ok"):
+            # killed between the raw file's rename and the status write
+            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume")
+    if len(todo) < len(points):
+        print(f"{PROG}: {len(points) - len(todo)} of {len(points)} points already done",
+              file=sys.stderr)
+    durations = [s["seconds"] for s in status.values()
+                 if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
+    progress = Progress(len(points), len(points) - len(todo), durations, quiet)
+    try:
+        for point in todo:
+            progress.start(point)
+            status[point["id"]] = run_point(root, run_dir, plan, point)
+            atomic_write_json(status_path, status)
+            progress.finish(point, status[point["id"]])
+    finally:
+        progress.close()
+    return status
+
+
+def finalize_run(run_dir):
+    """Merge the raw files into results.csv and samples.csv, note the end in meta.json."""
+    data = load_run(run_dir)
+    atomic_write_text(os.path.join(run_dir, "results.csv"), results_csv(data.results))
+    atomic_write_text(os.path.join(run_dir, "samples.csv"), samples_csv(data.results))
+    meta = dict(data.meta)
+    meta["finished"] = now_iso()
+    meta["bench_context"] = bench_context_summary(data.contexts)
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    data.meta = meta
+    return data
+
+
+def new_run_dir(out, root):
+    """The directory of a new run: --out, or results/<date-time>."""
+    if out:
+        path = out
+    else:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path, n = os.path.join(runs_base(root), stamp), 2
+        while os.path.exists(path):
+            path, n = os.path.join(runs_base(root), f"{stamp}-{n}"), n + 1
+    ensure_dir(path, "run directory")
+    return os.path.abspath(path)
+
+
+def run_spec(run_dir, root):
+    """How to name run_dir on the command line: its id when it is under results/."""
+    if os.path.dirname(os.path.abspath(run_dir)) == os.path.abspath(runs_base(root)):
+        return os.path.basename(run_dir)
+    return run_dir
+
+
+def command_line():
+    return shlex.join([sys.argv[0]] + sys.argv[1:]) if sys.argv else PROG
+
+
+def start_run(args, build):
+    """Plan a new sweep and record it (meta.json, plan.json); returns (run_dir, plan)."""
+    preset = FULL if args.full else QUICK
+    reps = args.repetitions if args.repetitions is not None else preset["repetitions"]
+    min_time = args.min_time if args.min_time is not None else preset["min_time"]
+    timeout = args.timeout if args.timeout is not None else preset["timeout"]
+    if reps < 1:
+        raise UsageError("--repetitions must be at least 1")
+    if not (min_time > 0 and math.isfinite(min_time)):
+        raise UsageError("--min-time must be a positive number of seconds")
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise UsageError("--timeout must be a positive number of seconds")
+    variants = parse_name_list(args.variants, "--variants") if args.variants else None
+    workloads = parse_name_list(args.workloads, "--workloads") if args.workloads else None
+    workers = parse_workers(args.workers) if args.workers else default_workers(usable_cpus())
+    if args.out:
+        check_out_path(args.out, "--out", directory=True)
+    if args.out and os.path.isdir(args.out) and os.listdir(args.out):
+        raise UsageError(f"{args.out} exists and is not empty (use --resume {args.out} to continue it)")
+    targets = select_targets(build, variants, args.no_build)
+    points = plan_points(build, targets, workloads, workers, args.filter, args.full,
+                         args.all_sets)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
+    random.Random(seed).shuffle(points)
+    rate = (calibrate_kernel(build.root, targets)
+            if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
+    run_dir = new_run_dir(args.out, build.root)
+    plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
+                repetitions=reps, min_time=min_time,
+                timeout=timeout, workers=workers, filter=args.filter, points=points,
+                iters_per_us=rate)
+    meta = machine_meta(build.root)
+    meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
+                variants=[t.name for t in targets if not t.reference],
+                references=[t.name for t in targets if t.reference],
+                workloads=sorted({p["workload"] for p in points}))
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    atomic_write_json(os.path.join(run_dir, "plan.json"), plan)
+    return run_dir, plan
+
+
+SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_time", "full",
+                     "all_sets", "filter", "out", "seed", "timeout")
+
+
+def resume_run(args, build):
+    """The run directory and stored plan of a sweep to continue."""
+    run_dir = resolve_run(args.resume, build.root)
+    plan = read_json(os.path.join(run_dir, "plan.json"))
+    problem = "missing or not JSON" if plan is None else plan_problem(plan)
+    if problem:
+        raise UsageError(f"{run_dir} cannot be resumed: its plan.json is unusable ({problem})")
+    given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
+    if given:
+        warn("ignored with --resume (the sweep keeps its plan): "
+             + ", ".join("--" + o.replace("_", "-") for o in given))
+    meta = read_meta(run_dir)
+    if not isinstance(meta.get("resumed"), list):
+        meta["resumed"] = []
+    meta["resumed"].append(dict(at=now_iso(), command=command_line()))
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    return run_dir, plan

@@ -1,0 +1,1 @@
+"""The reference rows' Python side: refcheck, the smoke check of their JSON."""

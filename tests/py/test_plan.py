@@ -1,0 +1,43 @@
+"""Planning a sweep: the quick sweep's share of the argument sets, the filter, other
+benchmark families, all from the (fake) bench binaries' own listings."""
+from harness.driver import build, plan
+
+
+def test_quick_selection():
+    listed = [
+        "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:1/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:10/tasks:20000/submitters:4/late:0/real_time",
+        "imbalance/imbalance:2/grain_us:1000/tasks:64/submitters:1/late:0/real_time",
+        "imbalance/imbalance:4/grain_us:10/tasks:20000/submitters:1/late:0/real_time"]
+    assert plan.quick_selection(listed) == listed  # the claim's workload: every set
+    other = [x.replace("imbalance/", "dag/", 1) for x in listed]
+    assert plan.quick_selection(other) == [other[0], other[1], other[4]]
+    assert plan.quick_selection(["uts/tree:1/real_time", "uts/tree:3/real_time"]) == \
+        ["uts/tree:1/real_time"]
+    assert plan.quick_selection(["switch/roundtrip"]) == ["switch/roundtrip"]
+
+
+def test_quick_all_sets_and_filter_choose_the_sets(fake_root):
+    tree = build.Build(fake_root)
+    targets = plan.select_targets(tree, ["chaselev"], no_build=True)
+
+    def fib(**kw):
+        (point,) = plan.plan_points(tree, list(targets), ["fib"], [1], kw.get("flt"),
+                                   kw.get("full", False), kw.get("all_sets", False))
+        return point["benchmarks"], point["filter"]
+
+    assert fib() == (["fib/n:20/real_time"], "^(fib/n:20/real_time)$")
+    assert fib(all_sets=True) == (["fib/n:20/real_time", "fib/n:25/real_time"], "^fib(/.*)?$")
+    assert fib(flt="n:25") == (["fib/n:25/real_time"], "^(fib/n:25/real_time)$")
+    assert fib(full=True)[0] == ["fib/n:20/real_time", "fib/n:25/real_time",
+                                 "fib/n:30/real_time"]
+
+
+def test_other_benchmark_families_run_only_when_named(fake_root):
+    tree = build.Build(fake_root)
+    targets = plan.select_targets(tree, ["chaselev"], no_build=True)
+    default = plan.plan_points(tree, list(targets), None, [1], None, False)
+    assert sorted(p["workload"] for p in default) == ["fib", "granularity", "imbalance"]
+    (switch,) = plan.plan_points(tree, list(targets), ["switch"], [1], None, False)
+    assert switch["benchmarks"] == ["switch/roundtrip"]
