@@ -73,7 +73,7 @@ FULL_ENV = "SCHEDBENCH_FULL"
 # and pins it for every point, so every variant runs exactly the same work.
 ITERS_ENV = "SCHEDBENCH_ITERS_PER_US"
 CALIBRATION_FILTER = "^imbalance/imbalance:0/"
-KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")  # users of workloads/wl_kernel.h
+KERNEL_WORKLOADS = ("imbalance", "dag", "granularity", "spawn_batch")  # users of wl_kernel.h
 # The quick sweep runs each workload's first listed argument set, plus the sets that
 # differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
 # every set of the claim's own workload (its scenarios are cheap and are the point).

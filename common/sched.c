@@ -75,6 +75,7 @@ static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
 static inline __attribute__((unused)) void stat_park(worker_t *w);
 static inline __attribute__((unused)) void stat_woken(worker_t *w);
 static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park);
+static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 static inline __attribute__((unused)) void stat_wakeup(void);
 
 /* ======================================================================================
@@ -444,6 +445,9 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool
 #ifndef IDLE_TEARDOWN
 #define IDLE_TEARDOWN() ((void)0)
 #endif
+#ifndef IDLE_BACKLOG
+#define IDLE_BACKLOG(w) IDLE_WAKE(NULL) /* a remote take left tasks behind a full batch */
+#endif
 #ifndef WORKER_ON_START
 #define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
 #endif
@@ -489,6 +493,10 @@ static inline __attribute__((unused)) worker_t *worker_at(int i) { return &ctl.w
 static inline __attribute__((unused)) bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
 static inline __attribute__((unused)) void stat_park(worker_t *w) { STAT_INC(w, parks); }
 static inline __attribute__((unused)) void stat_woken(worker_t *w) { STAT_INC(w, woken); }
+static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w)
+{
+    return atomic_load_explicit(&w->st.tasks_run, memory_order_relaxed);
+}
 static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park)
 {
     if (park)
@@ -820,7 +828,7 @@ static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
     STAT_ADD(self, remote_pops, n);
     STAT_INC(self, remote_takes);
     if (STEALING && left)
-        IDLE_WAKE(NULL);
+        IDLE_BACKLOG(self);
     return t;
 }
 
