@@ -44,7 +44,13 @@ typedef unsigned bthread_stacktype_t;
 #define BTHREAD_STACKTYPE_LARGE 4u   /* 8 MiB by default */
 
 typedef unsigned bthread_attrflags_t;
-#define BTHREAD_NOSIGNAL 1u /* as brpc: do not wake an idle worker for this task */
+/* As brpc: queue the task at once but wake no idle worker for it; bthread_flush() (or
+ * a later start without the flag, from the same thread) wakes workers for all of them.
+ * Until then a worker runs them only when it looks anyway (the starting worker, or one
+ * already awake), so a thread that starts NOSIGNAL tasks and waits for them must flush
+ * first.  With bthread_start_urgent from a bthread the flag applies, as in brpc, to the
+ * caller, which is requeued without a wake-up (and counts for the next flush). */
+#define BTHREAD_NOSIGNAL 1u
 
 typedef struct bthread_attr_t {
     bthread_stacktype_t stack_type;
@@ -66,6 +72,13 @@ int bthread_start_urgent(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)
 /* Create a bthread running fn(arg); the caller goes on. */
 int bthread_start_background(bthread_t *tid, const bthread_attr_t *attr,
                              void *(*fn)(void *), void *arg);
+/* brpc's bthread_flush: wake workers for the tasks the calling thread started with
+ * BTHREAD_NOSIGNAL since its last flush (one wake-up per task, at most one per worker).
+ * Any thread.  In a bthread, the count belongs to the worker it runs on (as brpc's
+ * TaskGroup): tasks started before the bthread moved to another worker are not flushed
+ * by it, but they sit on a worker that is awake.  Does nothing when nothing is pending,
+ * and when the scheduler is not running (it does not start it). */
+void bthread_flush(void);
 /* Wait for tid to finish.  EINVAL for 0, for an id never handed out, and for joining
  * yourself; a finished (stale) id returns 0 at once.  *ret gets fn's return value while
  * the id is fresh, NULL when it was already stale. */
@@ -176,8 +189,18 @@ typedef struct bthread_worker_stats_t {
     uint64_t steals;         /* successful steals */
     uint64_t stolen_tasks;   /* tasks moved by those steals (> steals for batch steals) */
     uint64_t remote_pops;    /* tasks taken from remote (non-worker) submission queues */
+    uint64_t remote_takes;   /* batches those were taken in (remote_pops / remote_takes =
+                                tasks per take) */
+    uint64_t remote_pushes;  /* tasks pushed to this worker's remote queue, by any thread */
     uint64_t parks;          /* times the worker went to sleep */
     uint64_t wakeups;        /* wake-ups this worker sent to sleeping workers */
+    uint64_t woken;          /* times this worker was woken from a park, by any thread
+                                (woken / tasks_run = wake-ups per task) */
+    uint64_t flushes;        /* bthread_flush calls that had tasks to flush: on this
+                                worker, or from non-workers for tasks queued here */
+    uint64_t flushed_tasks;  /* the NOSIGNAL tasks those flushes signalled */
+    uint64_t elastic_parks;  /* elastic: times this worker deactivated (parked for good) */
+    uint64_t elastic_wakes;  /* elastic: sleepers this worker reactivated (long queues) */
     uint64_t cpu_ns;         /* thread CPU time of the worker */
 } bthread_worker_stats_t;
 /* Fills up to max entries, returns the worker count (may exceed max), 0 when stopped. */

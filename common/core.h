@@ -56,7 +56,8 @@ struct task {
     alignas(CACHELINE) void *(*fn)(void *);
     void *arg;
     sb_stack_t *stack;           /* NULL until first run (lazy) */
-    task_t *next;                /* link for queues and the free list */
+    _Atomic(task_t *) next;      /* link for queues and the free list (atomic: a remote
+                                    queue's consumer reads it while a producer links) */
     void *keytable;              /* bthread-local storage (key.c) */
     butex_waiter_t *waiter;      /* current butex wait, under wait_lock (butex.c) */
     uint32_t version;            /* this incarnation; join_bx.value == version while alive */

@@ -12,17 +12,16 @@
 static _Atomic unsigned affinity_next_home;
 static __thread int affinity_home = -1;
 
-static inline void affinity_submit(task_t *t)
+/* The calling non-worker's home worker (the core pushes there and wakes it). */
+static inline worker_t *affinity_target(void)
 {
     if (affinity_home < 0) /* relaxed: only spreads threads, orders nothing */
         affinity_home = (int)atomic_fetch_add_explicit(&affinity_next_home, 1,
                                                        memory_order_relaxed);
-    worker_t *w = worker_at(affinity_home % worker_count());
-    remote_push(w, t);
-    IDLE_WAKE(w);
+    return worker_at(affinity_home % worker_count());
 }
 
 #define STEALING 0
-#define REMOTE_SUBMIT(t) affinity_submit(t)
+#define REMOTE_TARGET() affinity_target()
 
 #endif /* SCHEDBENCH_PLACE_AFFINITY_H */

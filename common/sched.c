@@ -36,7 +36,7 @@
 
 typedef struct worker_stats {
     _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
-        parks, wakeups;
+        remote_takes, parks, wakeups, woken, flushes, flushed_tasks, elastic_parks, elastic_wakes;
 } worker_stats_t;
 
 /* Statistics: only the owner writes, so a relaxed load + store is an exact increment. */
@@ -73,6 +73,9 @@ static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t);
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t);
 static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
 static inline __attribute__((unused)) void stat_park(worker_t *w);
+static inline __attribute__((unused)) void stat_woken(worker_t *w);
+static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park);
+static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 static inline __attribute__((unused)) void stat_wakeup(void);
 
 /* ======================================================================================
@@ -83,12 +86,26 @@ static inline __attribute__((unused)) void stat_wakeup(void);
 #define SLOTS_PER_CHUNK 4096u
 #define MAX_CHUNKS 1024u /* 4M tasks alive at once */
 #define WORKER_FREE_MAX 256u
+#define FREE_BATCH (WORKER_FREE_MAX / 2) /* slots a full worker cache hands back at once */
 
+/* The link of a free list or queue: relaxed, because every list below is ordered by
+ * pool_lock or owned by one thread (the remote queues in section 2 say their orders). */
+static inline task_t *link_get(task_t *t) { return atomic_load_explicit(&t->next, memory_order_relaxed); }
+static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->next, n, memory_order_relaxed); }
+
+/* Free slots wait under pool_lock in two forms: single slots (pool_free, where a new
+ * chunk goes) and whole batches of FREE_BATCH that full worker caches handed back
+ * (pool_batches: each batch a chain through ->next, the batches chained through their
+ * first slot's `arg`, which start_task overwrites).  A cache refills with one batch in
+ * O(1).  Walking slots under the lock instead would take one cache miss per slot, on
+ * lines the worker that freed them owns: that walk was most of a foreign submitter's
+ * time per task. */
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
 static spinlock_t pool_lock = SPINLOCK_INIT;
-static task_t *pool_free; /* under pool_lock */
+static task_t *pool_free;    /* under pool_lock */
+static task_t *pool_batches; /* under pool_lock */
 
 static bool pool_grow(void) /* under pool_lock */
 {
@@ -103,7 +120,7 @@ static bool pool_grow(void) /* under pool_lock */
         task_t *t = &chunk[i];
         t->slot = c * SLOTS_PER_CHUNK + i;
         butex_init_embedded(&t->join_bx, 1); /* free; its first version will be 1 */
-        t->next = pool_free;
+        link_set(t, pool_free);
         pool_free = t;
     }
     atomic_store_explicit(&chunks[c], chunk, memory_order_relaxed);
@@ -118,60 +135,69 @@ struct free_cache {
     unsigned n;
 };
 
-static task_t *task_alloc(struct free_cache *fc)
+/* Refill an empty cache: one whole batch, else up to 32 single slots.  False when the
+ * pool cannot grow. */
+static bool cache_refill(struct free_cache *fc)
 {
-    task_t *t;
-    if (fc && fc->head) {
-        t = fc->head;
-        fc->head = t->next;
-        fc->n--;
-    } else {
-        spin_lock(&pool_lock);
-        if (!pool_free && !pool_grow()) {
-            spin_unlock(&pool_lock);
-            return NULL;
-        }
-        t = pool_free;
-        pool_free = t->next;
-        for (unsigned k = 0; fc && pool_free && k < 32; k++) { /* refill the cache */
+    spin_lock(&pool_lock);
+    task_t *b = pool_batches;
+    if (b) {
+        pool_batches = b->arg;
+        fc->head = b;
+        fc->n = FREE_BATCH;
+    } else if (pool_free || pool_grow()) {
+        for (unsigned k = 0; pool_free && k < 32; k++) {
             task_t *x = pool_free;
-            pool_free = x->next;
-            x->next = fc->head;
+            pool_free = link_get(x);
+            link_set(x, fc->head);
             fc->head = x;
             fc->n++;
         }
-        spin_unlock(&pool_lock);
+    }
+    spin_unlock(&pool_lock);
+    return fc->head != NULL;
+}
+
+static task_t *task_alloc(struct free_cache *fc)
+{
+    if (!fc->head && !cache_refill(fc))
+        return NULL;
+    task_t *t = fc->head;
+    fc->head = link_get(t);
+    fc->n--;
+    /* The next slot's lines are usually in the cache of the worker that ended its last
+     * task: fetch them now, so the miss overlaps this task's start instead of stalling
+     * the next one (a foreign submitter's main cost per task). */
+    if (fc->head) {
+        __builtin_prefetch(fc->head, 1);
+        __builtin_prefetch(&fc->head->join_bx, 0);
     }
     uint32_t v = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed);
     t->version = v ? v : 1; /* 0 is never a version, so an id is never 0 */
     if (!v)
         atomic_store_explicit(&t->join_bx.value, 1, memory_order_relaxed);
-    t->next = NULL;
+    link_set(t, NULL);
     return t;
 }
 
+/* Owner of fc only. */
 static void task_free(struct free_cache *fc, task_t *t)
 {
-    if (fc) {
-        t->next = fc->head;
-        fc->head = t;
-        if (++fc->n <= WORKER_FREE_MAX)
-            return;
-        /* too many: hand half back to the shared list */
-        task_t *first = fc->head, *last = first;
-        for (unsigned k = 1; k < WORKER_FREE_MAX / 2; k++)
-            last = last->next;
-        fc->head = last->next;
-        fc->n -= WORKER_FREE_MAX / 2;
-        spin_lock(&pool_lock);
-        last->next = pool_free;
-        pool_free = first;
-        spin_unlock(&pool_lock);
+    link_set(t, fc->head);
+    fc->head = t;
+    if (++fc->n <= WORKER_FREE_MAX)
         return;
-    }
+    /* too many: hand FREE_BATCH back to the shared pool as one batch (the walk touches
+     * only lines this worker just wrote) */
+    task_t *first = fc->head, *last = first;
+    for (unsigned k = 1; k < FREE_BATCH; k++)
+        last = link_get(last);
+    fc->head = link_get(last);
+    fc->n -= FREE_BATCH;
+    link_set(last, NULL);
     spin_lock(&pool_lock);
-    t->next = pool_free;
-    pool_free = t;
+    first->arg = pool_batches;
+    pool_batches = first;
     spin_unlock(&pool_lock);
 }
 
@@ -235,50 +261,151 @@ static void pool_free_all(void)
         free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
     atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     pool_free = NULL;
+    pool_batches = NULL;
 }
 
 /* ======================================================================================
- * 2. Remote queues: an intrusive FIFO under a spin lock, one per worker.  Tasks created
- * by non-workers land here (round-robin over workers), and so do yielded tasks and tasks
- * that did not fit a full run queue.  Workers check their own remote queue after their
- * run queue, and every 64th time before it, so nothing waits forever behind a busy
- * LIFO queue; thieves check other workers' remote queues after their run queues.
+ * 2. Remote queues: one per worker, for tasks from non-workers (placed round-robin over
+ * the workers), yields, and tasks that did not fit a full run queue.  FIFO per producer.
+ * Workers check their own remote queue after their run queue, and every 64th time before
+ * it, so nothing waits forever behind a busy LIFO queue; thieves check other workers'
+ * remote queues after their run queues.
+ *
+ * A remote queue is Vyukov's intrusive multi-producer queue (1024cores.net, "Intrusive
+ * MPSC node-based queue"), linked through task->next, with a stub node:
+ *
+ *   producer (any thread)                 consumer (whoever holds `consumer`)
+ *   t->next = NULL                        follow out->next from `out`; the last linked
+ *   prev = exchange(in, t)                task is detached by pushing the stub behind it
+ *   prev->next = t      <- published
+ *
+ * A push is one exchange and one store, never a lock and never a wait: a submitter is
+ * not held up by a consumer walking a batch, nor by one that was preempted (on two
+ * cores with three threads, both happened per batch with the spin-locked list before).
+ * The exchange is the publication: from then on `in` says "not empty", and a consumer
+ * that finds the producer's link not yet written waits for it (a producer is never
+ * blocked between its two steps, only perhaps preempted, so the wait yields the CPU).
+ * So a consumer never reports a queue empty after it has seen a producer's exchange,
+ * and the idle protocol (section 3) needs nothing new: a producer publishes (exchanges),
+ * then wakes a worker as its variant says.
+ *
+ * The consumer side is single-threaded by a try-lock: the owner takes a batch of
+ * REMOTE_BATCH, a thief a smaller one, and a thief that finds the lock held moves on.
+ * That cannot strand a task: the holder is awake, and one that leaves tasks behind
+ * wakes a sleeper for them (remote_take_batch), the way a producer does.
  * ==================================================================================== */
 typedef struct remote_queue {
-    alignas(CACHELINE) spinlock_t lock;
-    _Atomic(task_t *) head; /* read without the lock as an emptiness hint */
-    task_t *tail;
+    alignas(CACHELINE) _Atomic(task_t *) in; /* producers' end: the last task pushed */
+    _Atomic uint64_t pushes, flushes, flushed_tasks; /* statistics, on the line
+                                                        producers write */
+    alignas(CACHELINE) spinlock_t consumer;  /* held by the one thread taking tasks */
+    _Atomic(task_t *) out;                   /* consumer's end (read by others as a hint) */
+    task_t stub;                             /* stands in while no task is queued */
 } remote_queue_t;
 
-static void rq_remote_push(remote_queue_t *q, task_t *t)
+static void rq_remote_init(remote_queue_t *q)
 {
-    t->next = NULL;
-    spin_lock(&q->lock);
-    if (q->tail)
-        q->tail->next = t;
-    else
-        atomic_store_explicit(&q->head, t, memory_order_relaxed);
-    q->tail = t;
-    spin_unlock(&q->lock);
+    atomic_init(&q->stub.next, NULL);
+    atomic_init(&q->in, &q->stub);
+    atomic_init(&q->out, &q->stub);
+    atomic_init(&q->pushes, 0);
+    atomic_init(&q->flushes, 0);
+    atomic_init(&q->flushed_tasks, 0);
 }
 
-/* Take up to max tasks from the head: returns the first, chained through ->next. */
-static task_t *rq_remote_take(remote_queue_t *q, unsigned max)
+static void rq_remote_link(remote_queue_t *q, task_t *t)
 {
-    /* relaxed hint: a push we miss here is followed by a wake-up (or a later recheck) */
-    if (!atomic_load_explicit(&q->head, memory_order_relaxed))
-        return NULL;
-    spin_lock(&q->lock);
-    task_t *first = atomic_load_explicit(&q->head, memory_order_relaxed), *last = first;
-    if (first) {
-        for (unsigned k = 1; k < max && last->next; k++)
-            last = last->next;
-        atomic_store_explicit(&q->head, last->next, memory_order_relaxed);
-        if (!last->next)
-            q->tail = NULL;
-        last->next = NULL;
+    link_set(t, NULL);
+    /* acq_rel: release orders our t->next = NULL (and, for a task, its fields) before
+     * the next producer's link into t->next; acquire orders the previous producer's
+     * prev->next = NULL before our link below, so our link is not overwritten */
+    task_t *prev = atomic_exchange_explicit(&q->in, t, memory_order_acq_rel);
+    /* release: the consumer's acquire load of prev->next sees t's fields */
+    atomic_store_explicit(&prev->next, t, memory_order_release);
+}
+
+/* Any thread.  The caller then wakes a worker as its variant says (or, for a
+ * NOSIGNAL task, leaves that to bthread_flush). */
+static void rq_remote_push(remote_queue_t *q, task_t *t)
+{
+    rq_remote_link(q, t);
+    /* relaxed: a statistic; the line is already ours after the exchange */
+    atomic_fetch_add_explicit(&q->pushes, 1, memory_order_relaxed);
+}
+
+/* Any thread: might the queue hold a task?  A hint (a relaxed snapshot): a false "no"
+ * only for a task whose producer has not finished its push, or one a consumer just
+ * left behind; both are covered by a wake-up (see above). */
+static inline bool rq_remote_maybe(remote_queue_t *q)
+{
+    return atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
+           atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
+}
+
+/* Consumer only: x's successor, which a producer that exchanged `in` behind x is
+ * about to link (it may have been preempted between its two steps: yield to it). */
+static task_t *rq_remote_await_link(task_t *x)
+{
+    task_t *next;
+    /* acquire: pairs with the producer's release link, so the task's fields are seen */
+    for (unsigned k = 0; !(next = atomic_load_explicit(&x->next, memory_order_acquire)); k++) {
+        if (k < 64)
+            cpu_relax();
+        else
+            sched_yield();
     }
-    spin_unlock(&q->lock);
+    return next;
+}
+
+/* Consumer only (holds q->consumer): the oldest task, or NULL when the queue is empty
+ * (no producer has exchanged `in` since the last task was taken). */
+static task_t *rq_remote_pop_locked(remote_queue_t *q)
+{
+    task_t *out = atomic_load_explicit(&q->out, memory_order_relaxed); /* ours */
+    /* acquire: pairs with the producer's release link, so the task's fields are seen */
+    task_t *next = atomic_load_explicit(&out->next, memory_order_acquire);
+    if (out == &q->stub) {
+        if (!next) {
+            /* relaxed: an exchange we miss here is followed by its producer's wake-up */
+            if (atomic_load_explicit(&q->in, memory_order_relaxed) == &q->stub)
+                return NULL;
+            next = rq_remote_await_link(out);
+        }
+        out = next;
+        next = atomic_load_explicit(&out->next, memory_order_acquire);
+    }
+    if (!next) {
+        /* out is the last task linked.  If it is also the last pushed, queue the stub
+         * behind it so that it can be detached; either way somebody links out->next. */
+        if (out == atomic_load_explicit(&q->in, memory_order_relaxed))
+            rq_remote_link(q, &q->stub);
+        next = rq_remote_await_link(out);
+    }
+    atomic_store_explicit(&q->out, next, memory_order_relaxed);
+    return out;
+}
+
+/* Any thread: take up to max tasks in FIFO order, chained through ->next (the first
+ * returned); NULL when there are none or another consumer holds the queue.  *left is set
+ * when tasks may remain behind the batch. */
+static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool *left)
+{
+    *n = 0;
+    *left = false;
+    if (!rq_remote_maybe(q) || !spin_trylock(&q->consumer))
+        return NULL;
+    task_t *first = NULL, *last = NULL, *t;
+    while (*n < max && (t = rq_remote_pop_locked(q))) {
+        link_set(t, NULL);
+        if (last)
+            link_set(last, t);
+        else
+            first = t;
+        last = t;
+        ++*n;
+    }
+    *left = *n == max && rq_remote_maybe(q);
+    spin_unlock(&q->consumer);
     return first;
 }
 
@@ -300,8 +427,8 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max)
 #ifndef SPAWN_TARGET
 #define SPAWN_TARGET(w) (w) /* a worker's new task goes to its own queue */
 #endif
-#ifndef REMOTE_SUBMIT
-#define REMOTE_SUBMIT(t) remote_submit_default(t)
+#ifndef REMOTE_TARGET
+#define REMOTE_TARGET() remote_target_rr() /* a non-worker's task: round-robin */
 #endif
 #ifndef RUNNEXT
 #define RUNNEXT 1 /* butex wake-ups from a worker go to its runnext slot, unsignalled */
@@ -317,6 +444,9 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max)
 #endif
 #ifndef IDLE_TEARDOWN
 #define IDLE_TEARDOWN() ((void)0)
+#endif
+#ifndef IDLE_BACKLOG
+#define IDLE_BACKLOG(w) IDLE_WAKE(NULL) /* a remote take left tasks behind a full batch */
 #endif
 #ifndef WORKER_ON_START
 #define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
@@ -362,6 +492,18 @@ static inline __attribute__((unused)) int worker_count(void) { return ctl.nworke
 static inline __attribute__((unused)) worker_t *worker_at(int i) { return &ctl.workers[i]; }
 static inline __attribute__((unused)) bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
 static inline __attribute__((unused)) void stat_park(worker_t *w) { STAT_INC(w, parks); }
+static inline __attribute__((unused)) void stat_woken(worker_t *w) { STAT_INC(w, woken); }
+static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w)
+{
+    return atomic_load_explicit(&w->st.tasks_run, memory_order_relaxed);
+}
+static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park)
+{
+    if (park)
+        STAT_INC(w, elastic_parks);
+    else
+        STAT_INC(w, elastic_wakes);
+}
 static inline __attribute__((unused)) void stat_wakeup(void)
 {
     worker_t *w = tls_worker;
@@ -383,31 +525,116 @@ static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t) {
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remote_push(w, t); }
 
 static __thread unsigned tls_submit_rr;
-static inline __attribute__((unused)) void remote_submit_default(task_t *t)
+static inline __attribute__((unused)) worker_t *remote_target_rr(void)
 {
-    int n = ctl.nworkers;
-    worker_t *target = &ctl.workers[tls_submit_rr++ % (unsigned)n];
-    remote_push(target, t);
-    IDLE_WAKE(STEALING ? NULL : target);
+    return &ctl.workers[tls_submit_rr++ % (unsigned)ctl.nworkers];
 }
 
-/* Make a task runnable from the calling thread. */
+/* Tasks this thread made ready without a wake-up (BTHREAD_NOSIGNAL), for
+ * bthread_flush(): brpc's _num_nosignal / _remote_num_nosignal.  They are queued at once
+ * (any worker that looks runs them); only the wake-up waits.  A non-worker's unsignalled
+ * tasks all go to one worker's remote queue (`target`, as brpc's
+ * tls_task_group_nosignal), so that one woken worker takes them in batches.  Valid only
+ * for the scheduler incarnation `generation` (a shutdown frees the workers). */
+static __thread struct unsignalled {
+    unsigned n;
+    unsigned generation;
+    worker_t *target; /* where they wait: NULL = several workers (stealing variants) */
+} tls_unsignalled;
+
+static struct unsignalled *unsignalled_now(void)
+{
+    struct unsignalled *u = &tls_unsignalled;
+    /* relaxed: as in foreign_free_cache */
+    unsigned gen = atomic_load_explicit(&pool_generation, memory_order_relaxed);
+    if (u->generation != gen) {
+        u->n = 0;
+        u->target = NULL;
+        u->generation = gen;
+    }
+    return u;
+}
+
+/* Wake workers for this thread's unsignalled tasks: one wake-up per task, at most one
+ * per worker (each wakes one sleeper, if any; with stealing the first woken worker takes
+ * a batch and wakes the next when it leaves tasks behind).  Variants without stealing
+ * wake the worker that holds them. */
+static void flush_unsignalled(struct unsignalled *u)
+{
+    unsigned n = u->n;
+    worker_t *target = u->target;
+    u->n = 0;
+    u->target = NULL;
+    if (!n)
+        return;
+    worker_t *w = tls_worker;
+    if (w) {
+        STAT_INC(w, flushes);
+        STAT_ADD(w, flushed_tasks, n);
+    } else if (target) { /* relaxed: statistics, on the line our pushes already wrote */
+        atomic_fetch_add_explicit(&target->remote.flushes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&target->remote.flushed_tasks, n, memory_order_relaxed);
+    }
+    if (!STEALING) {
+        IDLE_WAKE(target);
+        return;
+    }
+    for (unsigned k = 0; k < n && k < (unsigned)ctl.nworkers; k++)
+        IDLE_WAKE(NULL);
+}
+
+/* Make a task runnable from the calling thread; signal: wake a worker for it (else it
+ * waits for bthread_flush(), or for a worker that looks anyway). */
 static void make_ready(worker_t *w, task_t *t, bool signal)
 {
-    if (!w) {
+#ifdef REMOTE_SUBMIT
+    if (!w) { /* the variant places non-workers' tasks itself (and signals as it must) */
         REMOTE_SUBMIT(t);
         return;
     }
-    worker_t *target = SPAWN_TARGET(w);
-    if (target != w)
+#endif
+    struct unsignalled *u = signal ? NULL : unsignalled_now();
+    worker_t *target;
+    if (!w) {
+        target = u && u->n && u->target ? u->target : REMOTE_TARGET();
         remote_push(target, t);
-    else if (!RQ_PUSH(w, t))
-        spill(w, t);
-    if (signal)
+    } else {
+        target = SPAWN_TARGET(w);
+        if (target != w)
+            remote_push(target, t);
+        else if (!RQ_PUSH(w, t))
+            spill(w, t);
+    }
+    if (signal) {
         IDLE_WAKE(STEALING ? NULL : target);
+        /* as brpc: a signalled start also signals the unsignalled ones before it */
+        if (tls_unsignalled.n)
+            flush_unsignalled(unsignalled_now());
+        return;
+    }
+    /* without stealing only `target` can run it: another target's tasks get their
+     * wake-up now, so one record per thread suffices */
+    if (u->n && u->target != target && (!STEALING || !w))
+        flush_unsignalled(u);
+    u->target = w && STEALING ? NULL : target;
+    u->n++;
+}
+
+void bthread_flush(void)
+{
+    /* acquire: pairs with start_locked's release (the workers array); a thread that
+     * made tasks ready passed the same acquire in core_ensure_started */
+    if (!atomic_load_explicit(&ctl.running, memory_order_acquire)) {
+        tls_unsignalled.n = 0; /* nothing can be pending: the scheduler is not running */
+        return;
+    }
+    flush_unsignalled(unsignalled_now());
 }
 
 void core_ready(task_t *t) { make_ready(tls_worker, t, true); }
+
+/* A "remained" callback: requeue the task we left without a wake-up (urgent NOSIGNAL). */
+static void ready_unsignalled_cb(void *t) { make_ready(tls_worker, t, false); }
 
 /* A task woken by a butex.  From a worker it goes to the worker's runnext slot (Go's
  * runnext) and no idle worker is woken for it: the waker usually blocks soon (a
@@ -580,33 +807,32 @@ static void task_runner(intptr_t unused)
 /* ======================================================================================
  * 5. Finding work, and the worker's main loop.
  * ==================================================================================== */
-/* One task from another worker's remote queue (a thief). */
-static inline __attribute__((unused)) task_t *remote_pop_counted(worker_t *self, worker_t *from)
+/* A batch from `from`'s remote queue (our own, or a victim's): the first task is
+ * returned, the rest go to our run queue, where thieves can still reach them.  Tasks
+ * left behind the batch get a wake-up, as a producer's would (section 2). */
+#define REMOTE_BATCH 16      /* the owner's batch: one try-lock for up to 16 tasks */
+#define REMOTE_STEAL_BATCH 8 /* a thief's: it leaves the owner some */
+static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
 {
-    task_t *t = rq_remote_take(&from->remote, 1);
-    if (t)
-        STAT_INC(self, remote_pops);
+    unsigned n;
+    bool left;
+    task_t *t = rq_remote_take(&from->remote, max, &n, &left);
+    if (!t)
+        return NULL;
+    for (task_t *x = link_get(t), *nx; x; x = nx) {
+        nx = link_get(x);
+        if (!RQ_PUSH(self, x))
+            spill(self, x);
+    }
+    link_set(t, NULL);
+    STAT_ADD(self, remote_pops, n);
+    STAT_INC(self, remote_takes);
+    if (STEALING && left)
+        IDLE_BACKLOG(self);
     return t;
 }
 
-/* From our own remote queue, a batch: one lock for up to REMOTE_BATCH tasks.  The rest
- * go to our run queue, where thieves can still reach them. */
-#define REMOTE_BATCH 16
-static task_t *remote_pop_own(worker_t *w)
-{
-    task_t *t = rq_remote_take(&w->remote, REMOTE_BATCH);
-    if (!t)
-        return NULL;
-    unsigned n = 1;
-    for (task_t *x = t->next, *nx; x; x = nx, n++) {
-        nx = x->next;
-        if (!RQ_PUSH(w, x))
-            spill(w, x);
-    }
-    t->next = NULL;
-    STAT_ADD(w, remote_pops, n);
-    return t;
-}
+static inline task_t *remote_pop_own(worker_t *w) { return remote_take_batch(w, w, REMOTE_BATCH); }
 
 static task_t *steal_round(worker_t *w)
 {
@@ -629,7 +855,7 @@ static task_t *steal_round(worker_t *w)
     }
     VICTIM_BEGIN(w, &it);
     while ((v = VICTIM_NEXT(w, &it)) >= 0) {
-        task_t *t = remote_pop_counted(w, &ctl.workers[v]);
+        task_t *t = remote_take_batch(w, &ctl.workers[v], REMOTE_STEAL_BATCH);
         if (t)
             return t;
     }
@@ -795,8 +1021,10 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
         *tid = core_tid(t); /* before it can run (and end) */
     task_t *cur = urgent ? core_current_suspendable() : NULL;
     if (cur && t->stack_type != BTHREAD_STACKTYPE_PTHREAD) {
-        /* urgent: run t now; the caller goes back to the queue after the switch */
-        w->remained = (void (*)(void *))core_ready;
+        /* urgent: run t now; the caller goes back to the queue after the switch, with
+         * NOSIGNAL unsignalled (as brpc: the flag then applies to the caller) */
+        w->remained = t->attr_flags & BTHREAD_NOSIGNAL ? ready_unsignalled_cb
+                                                       : (void (*)(void *))core_ready;
         w->remained_arg = cur;
         sched_to(w, t, false);
         return 0;
@@ -943,6 +1171,7 @@ static int start_locked(void)
         ws[i].index = i;
         ws[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
         ws[i].main_task.slot = UINT32_MAX;
+        rq_remote_init(&ws[i].remote);
         if (RQ_INIT(&ws[i]) != 0)
             return ENOMEM;
     }
@@ -1048,8 +1277,17 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
         o->steals = atomic_load_explicit(&w->st.steals, memory_order_relaxed);
         o->stolen_tasks = atomic_load_explicit(&w->st.stolen_tasks, memory_order_relaxed);
         o->remote_pops = atomic_load_explicit(&w->st.remote_pops, memory_order_relaxed);
+        o->remote_takes = atomic_load_explicit(&w->st.remote_takes, memory_order_relaxed);
+        o->remote_pushes = atomic_load_explicit(&w->remote.pushes, memory_order_relaxed);
         o->parks = atomic_load_explicit(&w->st.parks, memory_order_relaxed);
         o->wakeups = atomic_load_explicit(&w->st.wakeups, memory_order_relaxed);
+        o->woken = atomic_load_explicit(&w->st.woken, memory_order_relaxed);
+        o->flushes = atomic_load_explicit(&w->st.flushes, memory_order_relaxed) +
+                     atomic_load_explicit(&w->remote.flushes, memory_order_relaxed);
+        o->flushed_tasks = atomic_load_explicit(&w->st.flushed_tasks, memory_order_relaxed) +
+                           atomic_load_explicit(&w->remote.flushed_tasks, memory_order_relaxed);
+        o->elastic_parks = atomic_load_explicit(&w->st.elastic_parks, memory_order_relaxed);
+        o->elastic_wakes = atomic_load_explicit(&w->st.elastic_wakes, memory_order_relaxed);
         clockid_t cid;
         struct timespec ts;
         o->cpu_ns = 0;

@@ -17,8 +17,11 @@
  * failure or a wrong answer marks the benchmark as an error naming both values.
  *
  * Counters, all per iteration (totals divided by the iteration count):
- *   steals, steal_attempts, stolen_tasks, parks, switches, wakeups, remote_pops
- *       -- deltas of bthread_get_stats summed over the workers;
+ *   steals, steal_attempts, stolen_tasks, parks, switches, wakeups, remote_pops,
+ *   remote_takes, remote_pushes, woken, flushes, flushed_tasks, elastic_parks,
+ *   elastic_wakes -- deltas of bthread_get_stats summed over the workers;
+ *   tasks_per_remote_take, tasks_per_flush, wakeups_per_task (woken per item) -- ratios
+ *       of those over the whole run;
  *   proc_cpu_s -- CPU time of the whole process (workers, timer, this thread);
  *   the workload's own counters (wl_run_t.counters), averaged over the iterations;
  * and items_per_second from wl_run_t.items.  Google Benchmark's own cpu_time is the CPU
@@ -52,10 +55,12 @@
 
 /* ---- scheduler statistics ----------------------------------------------------------- */
 
-enum { ST_STEALS, ST_ATTEMPTS, ST_STOLEN, ST_PARKS, ST_SWITCHES, ST_WAKEUPS, ST_REMOTE, ST_N };
-static const char *const stat_names[ST_N] = {"steals",   "steal_attempts", "stolen_tasks",
-                                             "parks",    "switches",       "wakeups",
-                                             "remote_pops"};
+enum { ST_STEALS, ST_ATTEMPTS, ST_STOLEN, ST_PARKS, ST_SWITCHES, ST_WAKEUPS, ST_REMOTE,
+       ST_TAKES, ST_PUSHES, ST_WOKEN, ST_FLUSHES, ST_FLUSHED, ST_EPARKS, ST_EWAKES, ST_N };
+static const char *const stat_names[ST_N] = {
+    "steals",       "steal_attempts", "stolen_tasks", "parks",         "switches",
+    "wakeups",      "remote_pops",    "remote_takes", "remote_pushes", "woken",
+    "flushes",      "flushed_tasks",  "elastic_parks", "elastic_wakes"};
 
 /* The counters above summed over all workers (zeros while the scheduler is stopped). */
 static void stats_sum(double sum[ST_N])
@@ -82,6 +87,13 @@ static void stats_sum(double sum[ST_N])
         sum[ST_SWITCHES] += (double)buf[i].switches;
         sum[ST_WAKEUPS] += (double)buf[i].wakeups;
         sum[ST_REMOTE] += (double)buf[i].remote_pops;
+        sum[ST_TAKES] += (double)buf[i].remote_takes;
+        sum[ST_PUSHES] += (double)buf[i].remote_pushes;
+        sum[ST_WOKEN] += (double)buf[i].woken;
+        sum[ST_FLUSHES] += (double)buf[i].flushes;
+        sum[ST_FLUSHED] += (double)buf[i].flushed_tasks;
+        sum[ST_EPARKS] += (double)buf[i].elastic_parks;
+        sum[ST_EWAKES] += (double)buf[i].elastic_wakes;
     }
 }
 
@@ -164,6 +176,14 @@ static void run_workload(gb_state *st, void *arg)
 
     for (int i = 0; i < ST_N; i++)
         gb_counter(st, stat_names[i], st1[i] - st0[i], GB_COUNTER_AVG_ITERATIONS);
+    /* the ratios that explain submission costs (0 where the denominator is 0) */
+#define SB_RATIO(a, b) ((b) > 0 ? (a) / (b) : 0.0)
+    gb_counter(st, "tasks_per_remote_take",
+               SB_RATIO(st1[ST_REMOTE] - st0[ST_REMOTE], st1[ST_TAKES] - st0[ST_TAKES]), GB_COUNTER_DEFAULT);
+    gb_counter(st, "tasks_per_flush",
+               SB_RATIO(st1[ST_FLUSHED] - st0[ST_FLUSHED], st1[ST_FLUSHES] - st0[ST_FLUSHES]), GB_COUNTER_DEFAULT);
+    gb_counter(st, "wakeups_per_task", SB_RATIO(st1[ST_WOKEN] - st0[ST_WOKEN], items), GB_COUNTER_DEFAULT);
+#undef SB_RATIO
     gb_counter(st, "proc_cpu_s", cpu1 - cpu0, GB_COUNTER_AVG_ITERATIONS);
     for (int i = 0; i < sums.n; i++)
         gb_counter(st, sums.name[i], sums.sum[i], GB_COUNTER_AVG_ITERATIONS);

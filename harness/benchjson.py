@@ -27,7 +27,9 @@ from harness.driver.gbjson import BadResultFile, load_gb_doc, parse_gb_doc
 CONTEXT_KEYS = ("variant", "workers", "cpu_model", "topology", "compiler", "cflags",
                 "git_rev", "sizes")
 COUNTERS = ("steals", "steal_attempts", "stolen_tasks", "parks", "switches", "wakeups",
-            "remote_pops", "proc_cpu_s", "items_per_second")
+            "remote_pops", "remote_takes", "remote_pushes", "woken", "flushes",
+            "flushed_tasks", "elastic_parks", "elastic_wakes", "tasks_per_remote_take",
+            "tasks_per_flush", "wakeups_per_task", "proc_cpu_s", "items_per_second")
 HARNESS_PREFIXES = ("switch/", "stack/")
 
 

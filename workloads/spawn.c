@@ -9,11 +9,10 @@
  * the run.  answer = the sum of the task ids = n(n-1)/2.  Tasks use default attributes
  * (NULL), as a user would.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#include <errno.h>
 
 #include "bthread.h"
 #include "workload.h"

@@ -19,7 +19,7 @@
 
 #define WL_MAX_ARGS 6
 #define WL_MAX_COUNTERS 8
-#define WL_MAX_SETS 16
+#define WL_MAX_SETS 48
 
 typedef struct wl_counter {
     const char *name; /* e.g. "p99_us"; a string literal */

@@ -34,7 +34,7 @@ CALIBRATION_FILTER = "^imbalance/imbalance:0/"
 # The workloads that use that rate: those whose source includes workloads/wl_kernel.h.
 # Kept here because the bench can say it only after running them; tests/py/test_docs.py
 # checks the list against the sources.
-KERNEL_WORKLOADS = ("imbalance", "dag", "granularity")
+KERNEL_WORKLOADS = ("imbalance", "dag", "granularity", "spawn_batch")
 # The quick sweep runs each workload's first listed argument set, plus the sets that
 # differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
 # every set of the claim's own workload (its scenarios are cheap and are the point).

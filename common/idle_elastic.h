@@ -1,0 +1,224 @@
+/*
+ * idle_elastic.h -- the parking lot (idle_park.h), but the number of active workers
+ * adapts (the work-stealing article, seed 003, section 4.3): a worker whose searches
+ * keep failing deactivates ("parks for good") until the queues grow; a deactivated
+ * worker is reactivated when run queues stay long.
+ *
+ * Thresholds (one place, here):
+ *   ELASTIC_WASTED  4   consecutive wasted wake-ups deactivate a worker: it was woken
+ *                       (or came back from its search) and ran no task since it last
+ *                       went idle, and its search found nothing again.  A worker the
+ *                       submitters keep waking for tasks that others take first costs
+ *                       two futex calls and two context switches per wake-up for nothing.
+ *   ELASTIC_MIN_ACTIVE 1  at least this many workers are never deactivated.
+ *   ELASTIC_LONG   16   a run queue "is long" from 16 queued tasks on, after a pop...
+ *   ELASTIC_STREAK  8   ...and "stays long" over 8 consecutive observations: pops that
+ *                       leave >= 16 queued, or remote takes that had to leave tasks
+ *                       behind a full batch (IDLE_BACKLOG).  Then one deactivated worker
+ *                       is reactivated.
+ *
+ * A deactivated worker is not in the parking lot: submitters' wake-ups (park_wake) never
+ * claim it; it sleeps on its own futex word until elastic_reactivate (or shutdown).
+ *
+ * Why no task is stranded.  A worker deactivates only right after a search that found
+ * its runnext slot, run queue and remote queue empty; from then on nobody adds to its
+ * runnext slot or run queue (only the owner does), and tasks that land on its remote
+ * queue (placement is round-robin) are taken by the others, whose steal rounds visit
+ * every worker's remote queue.  Of those others at least ELASTIC_MIN_ACTIVE are not
+ * deactivated (the count is kept by a CAS that refuses to go below it), and each of
+ * them is either awake (it will search before it sleeps) or parked in the lot, where the
+ * producer of any new task wakes it by the lot's own protocol.  So every queued task has
+ * a worker that will run it; deactivation only takes parallelism away, and the long-queue
+ * rule gives it back.
+ *
+ * No lost reactivation: the sleeper reads its word before it publishes `deactivated`;
+ * a reactivator first claims it (deactivated 1 -> 0), then bumps the word and wakes the
+ * futex, so the kernel's compare fails if the bump came first.  Shutdown sets `stopping`
+ * before it bumps every word (release), and the sleeper's acquire load of the word then
+ * sees stopping.
+ */
+#ifndef SCHEDBENCH_IDLE_ELASTIC_H
+#define SCHEDBENCH_IDLE_ELASTIC_H
+
+#include "idle_park.h"
+
+#define ELASTIC_WASTED 4
+#define ELASTIC_MIN_ACTIVE 1
+#define ELASTIC_LONG 16
+#define ELASTIC_STREAK 8
+
+typedef struct elastic_slot {
+    alignas(64) _Atomic int word;    /* futex word of a deactivated worker */
+    _Atomic int deactivated;         /* 1 while parked for good; a reactivator claims it */
+    /* owner only */
+    unsigned wasted;                 /* consecutive wasted wake-ups */
+    unsigned streak;                 /* consecutive "queue long" observations */
+    uint64_t ran_at_idle;            /* tasks_run when it last went idle */
+} elastic_slot_t;
+
+static struct elastic {
+    alignas(64) _Atomic int active;  /* workers not deactivated */
+    _Atomic int ndeactivated;        /* a hint for reactivators: anyone to reactivate? */
+    elastic_slot_t *slots;
+    int n;
+} elastic;
+
+static inline int elastic_setup(int n)
+{
+    if (park_setup(n) != 0)
+        return -1;
+    elastic.slots = aligned_alloc(64, (size_t)n * sizeof(elastic_slot_t));
+    if (!elastic.slots) {
+        park_teardown();
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        atomic_init(&elastic.slots[i].word, 0);
+        atomic_init(&elastic.slots[i].deactivated, 0);
+        elastic.slots[i].wasted = 0;
+        elastic.slots[i].streak = 0;
+        elastic.slots[i].ran_at_idle = UINT64_MAX; /* the first idle is never "wasted" */
+    }
+    elastic.n = n;
+    atomic_init(&elastic.active, n);
+    atomic_init(&elastic.ndeactivated, 0);
+    return 0;
+}
+
+static inline void elastic_teardown(void)
+{
+    free(elastic.slots);
+    elastic.slots = NULL;
+    park_teardown();
+}
+
+/* Any worker: reactivate one deactivated worker, if there is one. */
+static inline void elastic_reactivate(worker_t *self)
+{
+    /* relaxed: a hint; a deactivation we miss is reactivated by a later observation */
+    if (atomic_load_explicit(&elastic.ndeactivated, memory_order_relaxed) == 0)
+        return;
+    for (int i = 0; i < elastic.n; i++) {
+        elastic_slot_t *s = &elastic.slots[i];
+        int one = 1;
+        /* acquire (the claim): pairs with the sleeper's release of `deactivated`, so
+         * its read of the word comes before our bump and its futex compare sees it */
+        if (!atomic_load_explicit(&s->deactivated, memory_order_relaxed) ||
+            !atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0,
+                                                     memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&elastic.active, 1, memory_order_relaxed);
+        /* release: pairs with the sleeper's acquire of the word (see above) */
+        atomic_fetch_add_explicit(&s->word, 1, memory_order_release);
+        futex_wake_private(&s->word, 1);
+        stat_elastic(self, false);
+        return;
+    }
+}
+
+/* Owner: one observation of its queues (long or not); reactivates one deactivated worker
+ * after ELASTIC_STREAK long ones in a row. */
+static inline void elastic_observe(worker_t *w, bool long_now)
+{
+    elastic_slot_t *s = &elastic.slots[worker_index(w)];
+    if (!long_now) {
+        s->streak = 0;
+        return;
+    }
+    if (++s->streak < ELASTIC_STREAK)
+        return;
+    s->streak = 0;
+    elastic_reactivate(w);
+}
+
+/* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active. */
+static inline bool elastic_deactivate(worker_t *w)
+{
+    int a = atomic_load_explicit(&elastic.active, memory_order_relaxed);
+    do {
+        if (a <= ELASTIC_MIN_ACTIVE)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&elastic.active, &a, a - 1,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
+    elastic_slot_t *s = &elastic.slots[worker_index(w)];
+    stat_elastic(w, true);
+    /* acquire: pairs with the release bump of a reactivator or of shutdown */
+    int seen = atomic_load_explicit(&s->word, memory_order_acquire);
+    atomic_fetch_add_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
+    /* release: our read of the word above comes before a reactivator's bump */
+    atomic_store_explicit(&s->deactivated, 1, memory_order_release);
+    while (!core_stopping() && atomic_load_explicit(&s->deactivated, memory_order_relaxed)) {
+        stat_park(w);
+        futex_wait_private(&s->word, seen, NULL);
+        seen = atomic_load_explicit(&s->word, memory_order_acquire);
+    }
+    /* Shutdown left us counted as deactivated: undo our own claim then. */
+    int one = 1;
+    if (atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&elastic.active, 1, memory_order_relaxed);
+    }
+    return true;
+}
+
+static inline task_t *elastic_wait(worker_t *w)
+{
+    elastic_slot_t *s = &elastic.slots[worker_index(w)];
+    task_t *t = park_search(w);
+    if (t || core_stopping()) {
+        s->wasted = 0;
+        return t;
+    }
+    uint64_t ran = stat_tasks_run(w);
+    s->wasted = ran == s->ran_at_idle ? s->wasted + 1 : 0; /* nothing run since last idle */
+    s->ran_at_idle = ran;
+    if (s->wasted >= ELASTIC_WASTED && elastic_deactivate(w)) {
+        s->wasted = 0;
+        s->ran_at_idle = UINT64_MAX; /* a reactivation is a fresh start */
+        return NULL; /* back to the main loop: search again */
+    }
+    return park_wait(w);
+}
+
+static inline void elastic_wake_all(void)
+{
+    park_wake_all();
+    for (int i = 0; i < elastic.n; i++) {
+        /* release: shutdown's `stopping` is seen by the sleeper's acquire of the word */
+        atomic_fetch_add_explicit(&elastic.slots[i].word, 1, memory_order_release);
+        futex_wake_private(&elastic.slots[i].word, 1);
+    }
+}
+
+/* Owner: after popping t from its Chase-Lev queue q, observe how long q stays.  Bind
+ * as RQ_POP(w) elastic_popped((w), &(w)->rq, wsq_pop(&(w)->rq)) (variants/elastic). */
+static inline struct task *elastic_popped(worker_t *w, wsq_t *q, struct task *t)
+{
+    if (t)
+        elastic_observe(w, wsq_size(q) >= ELASTIC_LONG);
+    return t;
+}
+
+/* A remote take left tasks behind a full batch: wake a parked worker as usual, and count
+ * it as a long-queue observation. */
+static inline void elastic_backlog(worker_t *w)
+{
+    park_wake(NULL);
+    elastic_observe(w, true);
+}
+
+#undef IDLE_SETUP
+#undef IDLE_TEARDOWN
+#undef IDLE_WAIT
+#undef IDLE_WAKE_ALL
+#define IDLE_SETUP(n) elastic_setup(n)
+#define IDLE_TEARDOWN() elastic_teardown()
+#define IDLE_WAIT(w) elastic_wait(w)
+#define IDLE_WAKE_ALL() elastic_wake_all()
+#define IDLE_BACKLOG(w) elastic_backlog(w)
+
+#endif /* SCHEDBENCH_IDLE_ELASTIC_H */

@@ -1,0 +1,411 @@
+/*
+ * test_submit.c -- submission from outside the workers and brpc's batch API, on every
+ * variant: every task that many foreign threads start (plain, NOSIGNAL + bthread_flush)
+ * runs exactly once; bthread_flush from a worker, from a foreign thread, with nothing
+ * pending, with the scheduler stopped and with a count left from before a shutdown;
+ * NOSIGNAL with an urgent start; and, on `elastic`, that workers parked for good strand
+ * no task (their remote queues are drained by the others, and one worker's long queue
+ * brings them back).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bthread.h"
+#include "thread_checks.h"
+
+#ifdef SB_UNDER_TSAN
+#define SCALE 10 /* TSan: a tenth of the tasks */
+#else
+#define SCALE 1
+#endif
+
+static void set_workers(int n) { cr_assert_eq(bthread_setconcurrency(n), 0); }
+
+/* Summed statistics of every worker. */
+typedef struct totals {
+    uint64_t run, flushes, flushed, eparks, ewakes, pushes, remote_pops;
+} totals_t;
+
+static totals_t totals(void)
+{
+    bthread_worker_stats_t st[8];
+    int n = bthread_get_stats(st, 8);
+    totals_t t = {0};
+    for (int i = 0; i < n && i < 8; i++) {
+        t.run += st[i].tasks_run;
+        t.flushes += st[i].flushes;
+        t.flushed += st[i].flushed_tasks;
+        t.eparks += st[i].elastic_parks;
+        t.ewakes += st[i].elastic_wakes;
+        t.pushes += st[i].remote_pushes;
+        t.remote_pops += st[i].remote_pops;
+    }
+    return t;
+}
+
+/* ---- every task from many foreign threads runs exactly once --------------------------- */
+typedef struct hit_run {
+    _Atomic uint8_t *hits; /* one per task: how many times it ran */
+    long per_thread;
+    bthread_countdown_t done;
+} hit_run_t;
+
+typedef struct hit_arg {
+    hit_run_t *run;
+    long i;
+} hit_arg_t;
+
+static void *hit(void *arg)
+{
+    hit_arg_t *a = arg;
+    /* relaxed: read after countdown_wait / join, which order it */
+    atomic_fetch_add_explicit(&a->run->hits[a->i], 1, memory_order_relaxed);
+    bthread_countdown_signal(&a->run->done, 1);
+    return NULL;
+}
+
+typedef struct submitter {
+    hit_run_t *run;
+    int s;
+    hit_arg_t *args;
+    bthread_t *tids;
+} submitter_t;
+
+/* Thread s starts its share in a pattern of its own: plain starts, NOSIGNAL batches of
+ * 1..64 with a flush after each, and NOSIGNAL runs ended by a plain start. */
+static void *submit_share(void *p)
+{
+    submitter_t *sub = p;
+    hit_run_t *r = sub->run;
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    long base = sub->s * r->per_thread;
+    for (long k = 0; k < r->per_thread; k++) {
+        long i = base + k;
+        sub->args[k] = (hit_arg_t){.run = r, .i = i};
+        int mode = (int)((k / 97 + sub->s) % 3);
+        long batch = 1 + (k / 97) % 64;
+        CHECK(bthread_start_background(&sub->tids[k], mode ? &quiet : NULL, hit, &sub->args[k]) == 0);
+        if (mode == 1 && (k + 1) % batch == 0)
+            bthread_flush();
+    }
+    bthread_flush();
+    for (long k = 0; k < r->per_thread; k++)
+        CHECK(bthread_join(sub->tids[k], NULL) == 0);
+    return NULL;
+}
+
+static void many_foreign_threads(int workers, int threads, long per_thread)
+{
+    set_workers(workers);
+    hit_run_t r = {.per_thread = per_thread};
+    long n = threads * per_thread;
+    r.hits = calloc((size_t)n, sizeof *r.hits);
+    cr_assert_not_null(r.hits);
+    cr_assert_eq(bthread_countdown_init(&r.done, (int)n), 0);
+    submitter_t subs[8];
+    pthread_t th[8];
+    for (int s = 0; s < threads; s++) {
+        subs[s] = (submitter_t){.run = &r, .s = s,
+                                .args = malloc((size_t)per_thread * sizeof(hit_arg_t)),
+                                .tids = malloc((size_t)per_thread * sizeof(bthread_t))};
+        cr_assert(subs[s].args && subs[s].tids);
+        cr_assert_eq(pthread_create(&th[s], NULL, submit_share, &subs[s]), 0);
+    }
+    for (int s = 0; s < threads; s++)
+        pthread_join(th[s], NULL);
+    cr_assert_eq(bthread_countdown_wait(&r.done), 0);
+    assert_no_failures();
+    long wrong = 0, first = -1;
+    for (long i = 0; i < n; i++)
+        if (atomic_load_explicit(&r.hits[i], memory_order_relaxed) != 1) {
+            wrong++;
+            if (first < 0)
+                first = i;
+        }
+    cr_assert_eq(wrong, 0, "%ld of %ld tasks did not run exactly once (first: %ld ran %d times)",
+                 wrong, n, first, first < 0 ? 0 : (int)r.hits[first]);
+    for (int s = 0; s < threads; s++) {
+        free(subs[s].args);
+        free(subs[s].tids);
+    }
+    bthread_countdown_destroy(&r.done);
+    free(r.hits);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+Test(submit, every_task_from_eight_foreign_threads_runs_once_on_2_workers, .timeout = 120)
+{
+    many_foreign_threads(2, 8, 40000 / SCALE);
+}
+
+Test(submit, every_task_from_four_foreign_threads_runs_once_on_3_workers, .timeout = 120)
+{
+    many_foreign_threads(3, 4, 40000 / SCALE);
+}
+
+/* ---- bthread_flush ---------------------------------------------------------------------- */
+static _Atomic long ran;
+
+static void *count_one(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add_explicit(&ran, 1, memory_order_relaxed);
+    return NULL;
+}
+
+Test(submit, flush_with_the_scheduler_stopped_does_nothing, .timeout = 30)
+{
+    bthread_flush(); /* nothing started: must not start the scheduler */
+    bthread_worker_stats_t st[1];
+    cr_assert_eq(bthread_get_stats(st, 1), 0, "bthread_flush started the scheduler");
+    bthread_flush();
+    cr_assert_eq(bthread_get_stats(st, 1), 0);
+}
+
+Test(submit, flush_from_a_foreign_thread_wakes_for_its_tasks, .timeout = 30)
+{
+    set_workers(2);
+    bthread_t warm;
+    cr_assert_eq(bthread_start_background(&warm, NULL, count_one, NULL), 0);
+    cr_assert_eq(bthread_join(warm, NULL), 0);
+    usleep(20000); /* let the workers park */
+    totals_t before = totals();
+    bthread_flush(); /* nothing pending: a no-op */
+    totals_t same = totals();
+    cr_assert_eq(same.flushes, before.flushes, "a flush with nothing pending counted");
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    enum { N = 100 };
+    bthread_t t[N];
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(bthread_start_background(&t[i], &quiet, count_one, NULL), 0);
+    bthread_flush();
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(bthread_join(t[i], NULL), 0);
+    totals_t after = totals();
+    if (strcmp(bthread_variant_name(), "threadpool") != 0) { /* its queue signals itself */
+        cr_assert_eq(after.flushes - before.flushes, 1);
+        cr_assert_eq(after.flushed - before.flushed, N);
+        cr_assert_eq(after.pushes - before.pushes, N, "all on remote queues");
+    }
+    bthread_flush(); /* again: nothing pending */
+    cr_assert_eq(totals().flushes, after.flushes);
+    cr_assert_eq(atomic_load(&ran), N + 1);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+static void *start_quiet_and_flush(void *arg)
+{
+    (void)arg;
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    enum { N = 64 };
+    bthread_t t[N];
+    for (int i = 0; i < N; i++)
+        CHECK(bthread_start_background(&t[i], &quiet, count_one, NULL) == 0);
+    bthread_flush();
+    bthread_flush(); /* nothing pending now */
+    for (int i = 0; i < N; i++)
+        CHECK(bthread_join(t[i], NULL) == 0);
+    return NULL;
+}
+
+Test(submit, flush_from_a_worker_wakes_for_its_tasks, .timeout = 30)
+{
+    set_workers(2);
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, start_quiet_and_flush, NULL), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    assert_no_failures();
+    cr_assert_eq(atomic_load(&ran), 64);
+    totals_t tt = totals();
+    const char *v = bthread_variant_name();
+    if (!strcmp(v, "static")) /* tasks spread over workers: one flush per target change */
+        cr_assert_geq(tt.flushes, 1);
+    else
+        cr_assert_eq(tt.flushes, 1, "one flush had tasks, got %lu", (unsigned long)tt.flushes);
+    cr_assert_eq(tt.flushed, 64);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+static _Atomic int quiet_done;
+
+static void *set_quiet_done(void *arg)
+{
+    (void)arg;
+    atomic_store(&quiet_done, 1);
+    return NULL;
+}
+
+static void *yield_until_quiet_done(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&quiet_done))
+        bthread_yield();
+    return NULL;
+}
+
+Test(submit, a_count_left_before_shutdown_is_dropped, .timeout = 30)
+{
+    set_workers(1);
+    /* a busy bthread keeps the worker searching, so the unflushed task still runs */
+    bthread_t busy, q;
+    cr_assert_eq(bthread_start_background(&busy, NULL, yield_until_quiet_done, NULL), 0);
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    cr_assert_eq(bthread_start_background(&q, &quiet, set_quiet_done, NULL), 0);
+    cr_assert_eq(bthread_join(busy, NULL), 0); /* no flush: this thread's count stays 1 */
+    cr_assert_eq(bthread_join(q, NULL), 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+    bthread_flush(); /* stopped: nothing to do, and the count is not kept */
+    bthread_worker_stats_t st[1];
+    cr_assert_eq(bthread_get_stats(st, 1), 0);
+    set_workers(2);
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, count_one, NULL), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    bthread_flush(); /* the old count is gone: nothing flushed */
+    if (strcmp(bthread_variant_name(), "threadpool") != 0)
+        cr_assert_eq(totals().flushes, 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- NOSIGNAL with an urgent start ------------------------------------------------------ */
+static _Atomic int child_ran;
+
+static void *mark_child(void *arg)
+{
+    (void)arg;
+    atomic_store(&child_ran, 1);
+    return NULL;
+}
+
+static void *urgent_quiet_parent(void *arg)
+{
+    int *seen = arg;
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    bthread_t c;
+    CHECK(bthread_start_urgent(&c, &quiet, mark_child, NULL) == 0);
+    *seen = atomic_load(&child_ran); /* the child ran first */
+    bthread_flush();                 /* the caller's unsignalled requeue counts here */
+    CHECK(bthread_join(c, NULL) == 0);
+    return NULL;
+}
+
+Test(submit, nosignal_with_an_urgent_start_requeues_the_caller_unsignalled, .timeout = 30)
+{
+    set_workers(1);
+    int seen = -1;
+    bthread_t p;
+    cr_assert_eq(bthread_start_background(&p, NULL, urgent_quiet_parent, &seen), 0);
+    cr_assert_eq(bthread_join(p, NULL), 0);
+    assert_no_failures();
+    cr_assert_eq(seen, 1, "the urgent child did not run before its parent resumed");
+    if (strcmp(bthread_variant_name(), "threadpool") != 0) {
+        totals_t t = totals();
+        cr_assert_eq(t.flushes, 1, "flushes %lu", (unsigned long)t.flushes);
+        cr_assert_eq(t.flushed, 1, "the requeued caller is the one unsignalled task");
+    }
+    /* from a pthread, urgent is background: NOSIGNAL applies to the new task */
+    atomic_store(&child_ran, 0);
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    bthread_t c;
+    cr_assert_eq(bthread_start_urgent(&c, &quiet, mark_child, NULL), 0);
+    bthread_flush();
+    cr_assert_eq(bthread_join(c, NULL), 0);
+    cr_assert_eq(atomic_load(&child_ran), 1);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- elastic: parked for good, nothing stranded ----------------------------------------- */
+/* Bursts of NOSIGNAL tasks on one queue, each flushed: the flush wakes several sleepers,
+ * the first takes the whole burst, the others wake for nothing (wasted wake-ups). */
+static void provoke_deactivations(int want, int rounds)
+{
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    for (int r = 0; r < rounds && totals().eparks - totals().ewakes < (uint64_t)want; r++) {
+        bthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(bthread_start_background(&t[i], &quiet, count_one, NULL), 0);
+        bthread_flush();
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(bthread_join(t[i], NULL), 0);
+        usleep(500);
+    }
+}
+
+static void *fan_out(void *arg)
+{
+    long n = (long)(intptr_t)arg;
+    bthread_t *t = malloc((size_t)n * sizeof *t);
+    CHECK(t != NULL);
+    for (long i = 0; t && i < n; i++)
+        CHECK(bthread_start_background(&t[i], NULL, count_one, NULL) == 0);
+    for (long i = 0; t && i < n; i++)
+        CHECK(bthread_join(t[i], NULL) == 0);
+    free(t);
+    return NULL;
+}
+
+Test(elastic, workers_parked_for_good_strand_no_task, .timeout = 120)
+{
+    set_workers(4);
+    bool elastic = strcmp(bthread_variant_name(), "elastic") == 0;
+    long expect = 0;
+    provoke_deactivations(3, 2000);
+    uint64_t parked = totals().eparks;
+    if (elastic)
+        cr_assert_geq(parked, 1, "no worker deactivated after 2000 wasteful bursts");
+    expect = atomic_load(&ran);
+    /* 1: tasks placed round-robin on every remote queue, deactivated workers' too */
+    pthread_t th;
+    hit_run_t r = {.per_thread = 20000 / SCALE};
+    long n = r.per_thread;
+    r.hits = calloc((size_t)n, sizeof *r.hits);
+    cr_assert_not_null(r.hits);
+    cr_assert_eq(bthread_countdown_init(&r.done, (int)n), 0);
+    submitter_t sub = {.run = &r, .s = 0, .args = malloc((size_t)n * sizeof(hit_arg_t)),
+                       .tids = malloc((size_t)n * sizeof(bthread_t))};
+    cr_assert(sub.args && sub.tids);
+    cr_assert_eq(pthread_create(&th, NULL, submit_share, &sub), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(bthread_countdown_wait(&r.done), 0);
+    for (long i = 0; i < n; i++)
+        cr_assert_eq(atomic_load_explicit(&r.hits[i], memory_order_relaxed), 1, "task %ld", i);
+    /* 2: all the work on one worker's queue after the others parked for good */
+    provoke_deactivations(3, 2000);
+    uint64_t wakes_before = totals().ewakes;
+    bthread_t f;
+    long fan = 20000 / SCALE;
+    cr_assert_eq(bthread_start_background(&f, NULL, fan_out, (void *)(intptr_t)fan), 0);
+    cr_assert_eq(bthread_join(f, NULL), 0);
+    assert_no_failures();
+    expect += fan;
+    totals_t t = totals();
+    cr_log_info("%s: deactivations %lu, reactivations %lu (%lu during the fan-out)",
+                bthread_variant_name(), (unsigned long)t.eparks, (unsigned long)t.ewakes,
+                (unsigned long)(t.ewakes - wakes_before));
+    if (elastic) {
+        cr_assert_geq(t.eparks, 2, "deactivations: %lu", (unsigned long)t.eparks);
+        if (t.eparks > t.ewakes) /* somebody was parked for good during the fan-out */
+            cr_assert_gt(t.ewakes, wakes_before, "a long queue reactivated nobody");
+    } else {
+        cr_assert_eq(t.eparks + t.ewakes, 0, "only elastic deactivates workers");
+    }
+    cr_assert_geq(atomic_load(&ran), expect);
+    free(sub.args);
+    free(sub.tids);
+    free(r.hits);
+    bthread_countdown_destroy(&r.done);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
