@@ -29,6 +29,16 @@ PKG_CONFIG ?= pkg-config
 # it built under qemu-user: $(EMU) prefixes every command that runs a product.
 # CC=clang works too (clang --target=aarch64-linux-gnu, into build-clang-aarch64/).
 HOST_ARCH := $(shell uname -m)
+# qemu-user runs aarch64 binaries without binfmt_misc (here and in asm/rules.mk).  They
+# find their loader, /lib/ld-linux-aarch64.so.1, and their libraries in the arm64
+# multiarch packages (libc6:arm64 and the rest, in /lib and /usr/lib/aarch64-linux-gnu,
+# where that loader looks by default): -L / tells qemu to look up the loader and every
+# file the program opens in the host's own tree.  One prefix for every aarch64 run:
+# with -L /usr/aarch64-linux-gnu (the cross toolchain's sysroot) the sysroot's loader
+# would find the multiarch libc.so.6 of another glibc build and can hang (it did, in
+# abi_arm64's fork-and-_exit check).
+QEMU_AARCH64 ?= qemu-aarch64
+AARCH64_LD_PREFIX ?= /
 ifneq ($(filter aarch64-linux-gnu-%,$(notdir $(firstword $(CC)))),)
 ARCH     ?= aarch64
 endif
@@ -52,14 +62,8 @@ CXX      := $(CROSS)-g++
 endif
 PKG_CONFIG := $(CROSS)-pkg-config
 AR       := $(CROSS)-ar
-# qemu-user runs the binaries without binfmt_misc.  They are linked against the arm64
-# multiarch packages, so their loader is /lib/ld-linux-aarch64.so.1 (libc6:arm64) and
-# their libraries are in /usr/lib/aarch64-linux-gnu, where that loader looks by
-# default: -L / tells qemu to find the loader and every file it opens in the host's
-# own tree.  QEMU_TIMEOUT_FACTOR scales every test's .timeout (the tests run on Check,
-# see tests/rules.mk; emulation runs them several times slower).
-QEMU_AARCH64 ?= qemu-aarch64
-AARCH64_LD_PREFIX ?= /
+# QEMU_TIMEOUT_FACTOR scales every test's .timeout (the tests run on Check, see
+# tests/rules.mk; emulation runs them about 5x slower here).
 EMU      := $(QEMU_AARCH64) -L $(AARCH64_LD_PREFIX)
 QEMU_TIMEOUT_FACTOR ?= 5
 else
