@@ -6,6 +6,9 @@
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
 #   CC=clang, SANITIZE=address|thread  select the compiler / a sanitizer build
+#   ARCH=aarch64         cross-build everything for AArch64 into build-aarch64/ (also
+#                        chosen by CC=aarch64-linux-gnu-gcc); its tests run under qemu-user
+#   make test-aarch64-all  every aarch64 test, all variants (make test runs a subset)
 #
 # Variants and workloads are found by wildcard: adding variants/<name>/variant.h adds a
 # variant everywhere (build, tests, run.py) with no list edited by hand.
@@ -17,13 +20,63 @@ CXX      := clang++
 endif
 SANITIZE ?=
 PYTHON   ?= /usr/bin/python3
+PKG_CONFIG ?= pkg-config
+
+# --- the target architecture ---------------------------------------------------------
+# ARCH=aarch64 on an x86-64 host (or CC=aarch64-linux-gnu-gcc, which implies it) builds
+# with the Debian cross compilers, the arm64 pkg-config and Debian's arm64 libraries
+# (multiarch: /usr/lib/aarch64-linux-gnu, installed by .ci/install-deps), and runs what
+# it built under qemu-user: $(EMU) prefixes every command that runs a product.
+# CC=clang works too (clang --target=aarch64-linux-gnu, into build-clang-aarch64/).
+HOST_ARCH := $(shell uname -m)
+# qemu-user runs aarch64 binaries without binfmt_misc (here and in asm/rules.mk).  They
+# find their loader, /lib/ld-linux-aarch64.so.1, and their libraries in the arm64
+# multiarch packages (libc6:arm64 and the rest, in /lib and /usr/lib/aarch64-linux-gnu,
+# where that loader looks by default): -L / tells qemu to look up the loader and every
+# file the program opens in the host's own tree.  One prefix for every aarch64 run:
+# with -L /usr/aarch64-linux-gnu (the cross toolchain's sysroot) the sysroot's loader
+# would find the multiarch libc.so.6 of another glibc build and can hang (it did, in
+# abi_arm64's fork-and-_exit check).
+QEMU_AARCH64 ?= qemu-aarch64
+AARCH64_LD_PREFIX ?= /
+ifneq ($(filter aarch64-linux-gnu-%,$(notdir $(firstword $(CC)))),)
+ARCH     ?= aarch64
+endif
+ARCH     ?= $(HOST_ARCH)
+ifeq ($(ARCH),$(HOST_ARCH))
+CROSS    :=
+EMU      :=
+else ifeq ($(ARCH),aarch64)
+CROSS    := aarch64-linux-gnu
+ifneq ($(SANITIZE),)
+$(error SANITIZE=$(SANITIZE) with ARCH=aarch64: the sanitizers do not run under qemu-user; use a native build)
+endif
+ifneq ($(filter clang%,$(notdir $(firstword $(CC)))),)
+override CC := clang --target=$(CROSS)
+CXX      := clang++ --target=$(CROSS)
+else
+ifeq ($(origin CC),default)
+CC       := $(CROSS)-gcc
+endif
+CXX      := $(CROSS)-g++
+endif
+PKG_CONFIG := $(CROSS)-pkg-config
+AR       := $(CROSS)-ar
+# QEMU_TIMEOUT_FACTOR scales every test's .timeout (the tests run on Check, see
+# tests/rules.mk; emulation runs them about 5x slower here).
+EMU      := $(QEMU_AARCH64) -L $(AARCH64_LD_PREFIX)
+QEMU_TIMEOUT_FACTOR ?= 5
+else
+$(error ARCH=$(ARCH): the build knows the host's own ($(HOST_ARCH)) and aarch64)
+endif
 
 VARIANTS  := $(sort $(patsubst variants/%/variant.h,%,$(wildcard variants/*/variant.h)))
 WORKLOADS := $(sort $(patsubst workloads/%.c,%,$(filter-out workloads/workload.c,$(wildcard workloads/*.c))))
 
-# gcc builds go to build/, others to build-<compiler>[-<sanitizer>]/, so they never mix.
-COMPILER := $(if $(filter clang%,$(notdir $(CC))),clang,)
-BUILD    ?= build$(if $(COMPILER),-$(COMPILER))$(if $(SANITIZE),-$(SANITIZE))
+# gcc builds go to build/, others to build-<compiler>[-<arch>][-<sanitizer>]/ (gcc for
+# aarch64: build-aarch64/), so they never mix.
+COMPILER := $(if $(filter clang%,$(notdir $(firstword $(CC)))),clang,)
+BUILD    ?= build$(if $(COMPILER),-$(COMPILER))$(if $(CROSS),-$(ARCH))$(if $(SANITIZE),-$(SANITIZE))
 SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer)
 
 OPT      ?= -O2
@@ -59,7 +112,7 @@ $(BUILD)/$(1)/obj/%.o: common/%.c $(COMMON_HDRS) variants/$(1)/variant.h $(wildc
 
 $(BUILD)/$(1)/libbthread.a: $(patsubst common/%.c,$(BUILD)/$(1)/obj/%.o,$(COMMON_SRCS)) $(ASM_OBJ)
 	rm -f $$@
-	ar rcs $$@ $$^
+	$(AR) rcs $$@ $$^
 
 $(BUILD)/$(1)/bthread.pc: Makefile
 	@mkdir -p $$(@D)

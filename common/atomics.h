@@ -7,6 +7,19 @@
  * read-modify-write of one shared word: all such RMWs are ordered in that word's single
  * modification order, which gives TSan the happens-before edges that a pair of seq_cst
  * fences gives the hardware.  Stronger, never weaker, than the fence it replaces.
+ *
+ * x86-64 vs aarch64.  full_fence() is `mfence` on x86-64 and `dmb ish` on aarch64; it
+ * is needed on both, for the store-then-load patterns (a store, then a load of another
+ * word that must not be read before the store is visible) that even TSO reorders.
+ * Acquire loads, release stores and release fences cost nothing on x86-64 (plain movs:
+ * TSO already keeps loads in order and stores in order), so there a missing acquire or
+ * release goes unnoticed by the hardware, by qemu-user (which runs aarch64 code with the
+ * host's order) and by any test; on aarch64 (ldar/stlr, `dmb ish`) they are what keeps
+ * the order.  ThreadSanitizer checks them by the C11 model, whatever the host.  And a
+ * seq_cst read-modify-write is a full barrier on x86-64 (every locked instruction is)
+ * but not in C11 and not on aarch64 with load/store-exclusive atomics, where a later
+ * plain load may be satisfied before the RMW's store is visible: a protocol that needs
+ * "my RMW, then my loads" in order needs full_fence() after the RMW (idle_park.h).
  */
 #ifndef SCHEDBENCH_ATOMICS_H
 #define SCHEDBENCH_ATOMICS_H

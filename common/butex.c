@@ -73,7 +73,8 @@ static void wake_waiter(butex_waiter_t *w)
     if (t) {
         core_ready_woken(t);
     } else {
-        /* release: the reason written before is visible to the waiter */
+        /* release: the reason written before is visible to the waiter (a plain mov on
+         * x86-64, where stores stay in order anyway; stlr on aarch64, which needs it) */
         atomic_store_explicit(&w->futex, 1, memory_order_release);
         futex_wake_private(&w->futex, 1); /* may hit a dead frame: a spurious wake at most */
     }
@@ -318,7 +319,10 @@ int bthread_interrupt(bthread_t tid)
     task_t *t = core_task_of(tid, &invalid);
     if (!t)
         return invalid ? EINVAL : ESRCH;
-    atomic_store_explicit(&t->interrupted, true, memory_order_relaxed); /* ordered by wait_lock */
+    /* relaxed, ordered by wait_lock: a waiter that takes wait_lock after our unlock
+     * sees the flag; one that took it before is queued (we take it off) or not waiting.
+     * (On aarch64 this store may become visible only after our spin_lock: both hold.) */
+    atomic_store_explicit(&t->interrupted, true, memory_order_relaxed);
     spin_lock(&t->wait_lock);
     butex_waiter_t *w = t->waiter;
     bool wake = false;

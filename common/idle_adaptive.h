@@ -15,10 +15,11 @@
  *   park (announce, recheck, sleep)         if nspinning > 0: done, else park_wake
  *
  * If the submitter sees nspinning > 0, that spinner's decrement comes after the
- * submitter's load in the seq_cst order, so the spinner's recheck finds the task.  If
- * it sees 0, park_wake's own protocol covers the parked workers.  A spinner that finds
- * work while it was the last spinner wakes one parked worker to search in its place, so
- * a burst of tasks still spreads (Go's resetspinning).
+ * submitter's load in the seq_cst order, so the spinner's recheck finds the task (at
+ * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own
+ * protocol covers the parked workers.  A spinner that finds work while it was the last
+ * spinner wakes one parked worker to search in its place, so a burst of tasks still
+ * spreads (Go's resetspinning).
  */
 #ifndef SCHEDBENCH_IDLE_ADAPTIVE_H
 #define SCHEDBENCH_IDLE_ADAPTIVE_H
@@ -45,7 +46,10 @@ static inline task_t *adaptive_wait(worker_t *w)
             for (unsigned k = 0; k < (1u << (i < 7 ? i : 7)); k++)
                 cpu_relax();
         }
-        /* seq_cst: the decrement is ordered before the recheck's loads (see above) */
+        /* The recheck right below is a fast path only: a seq_cst RMW does not order
+         * later relaxed loads, in C11 nor on aarch64 (x86-64's locked RMW does).  The
+         * guarantee is park_wait's: its fence follows this decrement, so a submitter
+         * that read our count from before it has its task seen by park_wait's recheck. */
         atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst);
         task_t *t = find_work(w);
         if (t)

@@ -6,15 +6,16 @@
  *
  *   sleeper (park_wait)                  waker (park_wake, after publishing a task)
  *   st = lot.state                        fence(seq_cst)
- *   lot.waiting++, sleepers++ (seq_cst)   if sleepers == 0: return      <- the cheap path
- *   t = find_work()  (recheck)            pick a lot with waiting > 0
- *   if !t: futex_wait(&lot.state, st)     lot.state++; futex_wake(&lot.state, 1)
+ *   lot.waiting++, sleepers++             if sleepers == 0: return      <- the cheap path
+ *   fence(seq_cst)                        pick a lot with waiting > 0
+ *   t = find_work()  (recheck)            lot.state++; futex_wake(&lot.state, 1)
+ *   if !t: futex_wait(&lot.state, st)
  *
- * If the waker reads sleepers == 0, the sleeper's increment comes later in the single
- * order of seq_cst operations, so its recheck sees the task.  If the waker reads
- * sleepers > 0, it bumps a lot's state: that worker either has not reached futex_wait
- * (the kernel compares state with st and returns at once) or is woken.  Either way it
- * runs find_work again.  A waker therefore pays one fence and one load of a mostly
+ * The two fences fall in the single order of seq_cst operations.  If the waker's comes
+ * first, the sleeper's recheck sees the task.  If the sleeper's comes first, the waker
+ * reads sleepers > 0 and finds lot.waiting == 1; it bumps that lot's state: that worker
+ * either has not reached futex_wait (the kernel compares state with st and returns at
+ * once) or is woken.  Either way it runs find_work again.  A waker therefore pays one fence and one load of a mostly
  * read-only line when nobody sleeps, and a system call only when somebody does: on this
  * kind of VM a futex call costs ~1.2 us, more than the whole switch path.
  *
@@ -97,9 +98,15 @@ static inline task_t *park_wait(worker_t *w)
 {
     park_lot_t *lot = &parking.lots[worker_index(w)];
     int st = atomic_load_explicit(&lot->state, memory_order_acquire);
-    /* seq_cst: the announcement is ordered before the recheck's loads (see above) */
-    atomic_store_explicit(&lot->waiting, 1, memory_order_seq_cst);
-    atomic_fetch_add_explicit(&parking.sleepers, 1, memory_order_seq_cst);
+    /* relaxed: the fence below orders the announcement before the recheck */
+    atomic_store_explicit(&lot->waiting, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&parking.sleepers, 1, memory_order_relaxed);
+    /* seq_cst fence: pairs with park_wake's fence (see above): the announcement is
+     * visible before the recheck's loads are made.  A seq_cst RMW alone would not do:
+     * it is a full barrier on x86-64 (lock xadd), but not in C11, nor on aarch64 with
+     * load/store-exclusive atomics, where the recheck's relaxed loads (the remote
+     * queues' emptiness hints) may be satisfied before the increment is visible. */
+    full_fence();
     task_t *t = find_work(w);
     if (!t && !core_stopping()) {
         stat_park(w);
@@ -144,7 +151,7 @@ static inline bool park_signal(park_lot_t *lot)
 static inline void park_wake(worker_t *target)
 {
     /* seq_cst fence: the task's publication (a queue store) is ordered before the load
-     * of sleepers, against the sleeper's seq_cst increment and its recheck */
+     * of sleepers; pairs with park_wait's fence between its announcement and recheck */
     full_fence();
     if (atomic_load_explicit(&parking.sleepers, memory_order_relaxed) == 0)
         return;

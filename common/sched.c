@@ -757,6 +757,9 @@ static void task_end(worker_t *w, task_t *t)
     if (t->keytable)
         key_run_destructors(t);
     t->fn = NULL;
+    /* counted before the end is published: a joiner that returns sees the count (the
+     * version store below releases it), so a test may read the stats after a join */
+    STAT_INC(w, tasks_run);
     /* seq_cst store then seq_cst load, against bthread_join's seq_cst increment then
      * load of the version: either we see the joiner and wake it, or it sees the new
      * version and does not wait.  Most tasks have no joiner waiting and skip the lock. */
@@ -764,7 +767,6 @@ static void task_end(worker_t *w, task_t *t)
                           memory_order_seq_cst);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
-    STAT_INC(w, tasks_run);
     /* reset the run-time fields for the slot's next task here, where the line is local
      * (relaxed: the slot's next owner gets it through the free list's ordering) */
     t->nswitch = 0;

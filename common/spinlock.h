@@ -3,6 +3,12 @@
  * loads and stores).  Acquire on lock orders the section after it; release on unlock
  * publishes the section's writes to the next owner.  Spins with a CPU pause, then
  * yields the thread, so a lock holder that was preempted gets the core back.
+ *
+ * x86-64 vs aarch64: on x86-64 (TSO) the acquire exchange is a locked xchg, a full
+ * barrier anyway, and the release store a plain mov, so x86 would order the section
+ * even with weaker orders; on aarch64 they become an acquire exchange (swpa, or
+ * ldaxr/stxr) and stlr, and both orders are what keep the section inside the lock.
+ * Neither is stronger than aarch64 needs.
  */
 #ifndef SCHEDBENCH_SPINLOCK_H
 #define SCHEDBENCH_SPINLOCK_H
@@ -14,12 +20,22 @@
 typedef struct { _Atomic int v; } spinlock_t;
 #define SPINLOCK_INIT {0}
 
+/* One pause of a spin loop: a short delay that does not touch memory.  The spin counts
+ * (64 here, the 1..128 backoff of idle_spin.h and idle_adaptive.h) assume a pause takes
+ * time, as x86's `pause` does (tens to ~140 cycles).  aarch64 has no equivalent: `yield`
+ * is a hint that cores without SMT (Neoverse, Graviton, Ampere) retire as a nop, so the
+ * backoff would shrink to nothing.  `isb` stalls the front end until the back end
+ * drains, a delay of a few tens of cycles with no memory effect; Rust's
+ * core::hint::spin_loop uses it for that reason (rust-lang/rust#84725), as do several
+ * databases.  Other targets: a compiler barrier only (asm/fcontext.S refuses them). */
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
+    __asm__ __volatile__("isb" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
 #endif
 }
 

@@ -20,6 +20,13 @@
  * relaxed accesses below become seq_cst / release / acquire accesses, and the seq_cst
  * fences become full_fence() (atomics.h).  That is stronger than the fenced version,
  * never weaker, so it checks the same algorithm.
+ *
+ * x86-64 vs aarch64 (see atomics.h): the orders are the paper's, for C11, and each is
+ * needed on aarch64.  On x86-64 only the seq_cst fence in wsq_pop (a store, then a load:
+ * `mfence`) and the CASes (locked) do anything; the acquire loads and the release fence
+ * compile to plain movs there, so an x86-64 run, native or under qemu-user, cannot show
+ * that they are needed.  The seq_cst fence in wsq_steal_one orders two loads, which TSO
+ * keeps in order anyway: on x86-64 it is an `mfence` that only the C11 argument needs.
  */
 #ifndef SCHEDBENCH_WSQ_H
 #define SCHEDBENCH_WSQ_H
@@ -69,7 +76,9 @@ static inline void wsq_fini(wsq_t *q)
 static inline bool wsq_push(wsq_t *q, struct task *x)
 {
     long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
-    /* acquire: pairs with the thieves' CAS on top, so the slot we reuse was read */
+    /* acquire: pairs with the thieves' CAS on top, so the slot we reuse was read
+     * (aarch64: without it, our slot store below could land before a thief's relaxed
+     * slot read that preceded its CAS; x86-64 never reorders a load with a later store) */
     long t = atomic_load_explicit(&q->top, memory_order_acquire);
     if (b - t > q->mask)
         return false;
@@ -78,7 +87,8 @@ static inline bool wsq_push(wsq_t *q, struct task *x)
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
 #else
     /* release fence: the slot store above is visible before the new bottom below, so a
-     * thief that sees bottom > b reads x, not an old pointer */
+     * thief that sees bottom > b reads x, not an old pointer (aarch64: `dmb ish`, and
+     * needed: stores to two lines may become visible out of order; x86-64: nothing) */
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
 #endif
@@ -117,9 +127,11 @@ static inline struct task *wsq_steal_one(wsq_t *q, bool *lost)
 {
     /* acquire: pairs with the CAS of the previous thief, so its slot read is done */
     long t = atomic_load_explicit(&q->top, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
-    /* seq_cst fence: pairs with the owner's fence in wsq_pop (the total order above) */
+    /* seq_cst fence: pairs with the owner's fence in wsq_pop (the total order above);
+     * x86-64 keeps these two loads in order anyway, the C11 argument needs the fence */
     full_fence();
-    /* acquire: pairs with the owner's release fence in wsq_push, so slot t is written */
+    /* acquire: pairs with the owner's release fence in wsq_push, so slot t is written
+     * (aarch64: else the slot read below may be satisfied before this load) */
     long b = atomic_load_explicit(&q->bottom, WSQ_TSAN ? memory_order_seq_cst : memory_order_acquire);
     if (t >= b)
         return NULL;

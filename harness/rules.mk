@@ -62,7 +62,10 @@ $(foreach v,$(VARIANTS),$(eval $(call BENCH_RULES,$(v))))
 $(BUILD)/ref/boost_switch: harness/ref/boost_switch.cc $(SHIM_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $< $(SHIM_OBJ) -lboost_context $(BENCH_LIBS) $(LDLIBS) -o $@
+# Not in the cross build (ARCH=aarch64): Boost.Context for arm64 is not installed.
+ifeq ($(CROSS),)
 all: $(BUILD)/ref/boost_switch
+endif
 
 # --- make bench-switch ---------------------------------------------------------------
 SWITCH_VARIANT ?= $(if $(filter chaselev,$(VARIANTS)),chaselev,$(firstword $(VARIANTS)))
@@ -90,7 +93,7 @@ bench-smoke: $(patsubst %,$(BUILD)/%/bench,$(VARIANTS))
 	@mkdir -p $(BUILD)/bench-smoke
 	@set -e; for v in $(VARIANTS); do \
 	  echo "== bench-smoke: $$v"; \
-	  $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
+	  $(EMU) $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	    --benchmark_filter='-^(switch|stack)/' --benchmark_format=json \
 	    --benchmark_out=$(BUILD)/bench-smoke/$$v.json --benchmark_out_format=json >/dev/null; \
 	  $(PYTHON) -m harness.benchjson check --workers $(SMOKE_WORKERS) --variant $$v \
@@ -106,7 +109,7 @@ $(SHIM_CHECK): harness/selftest/shim_check.c harness/shim.h $(SHIM_OBJ)
 	$(CXX) $(CXXFLAGS) $@.o $(SHIM_OBJ) $(BENCH_LIBS) $(LDLIBS) -o $@
 .PHONY: test-shim
 test-shim: $(SHIM_CHECK)
-	$(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
+	$(EMU) $(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
 	$(PYTHON) -m harness.benchjson shimcheck $(SHIM_CHECK).json
 test: test-shim
 -include harness/ref/rules.mk

@@ -19,9 +19,23 @@
 # every test process that has threads) keeps ~100 test processes from idling 100 s.
 # TSAN_OPTIONS from the environment come last, so they win.  TSAN_STRESS_ITEMS scales
 # unit_wsq's 10^7-item stress (its SB_STRESS_ITEMS).
+#
+# ARCH=aarch64 (the cross build, see the root Makefile): the tests build on Check too,
+# and run under qemu-user ($(EMU)).  Criterion is not an option there: Debian 12's
+# libcriterion3:arm64 cannot be installed beside the amd64 one (their libnanomsg5
+# versions differ), and Criterion's sandbox cannot start a test under qemu-user
+# ("Could not spawn test instance").  Emulation runs the tests several times slower,
+# so QEMU_TIMEOUT_FACTOR (one number, default in the root Makefile) becomes Check's
+# CK_TIMEOUT_MULTIPLIER, which scales every test's .timeout; QEMU_STRESS_ITEMS scales
+# the 10^7-item stress tests as TSAN_STRESS_ITEMS does.
+#
+# On an x86-64 host, `make test` also runs test-aarch64: a sub-make with ARCH=aarch64
+# that builds every variant's products for aarch64 and runs the unit tests, the
+# check_compat selftest and the variant tests of $(AARCH64_TEST_VARIANTS) under qemu.
+# make test-aarch64-all runs every aarch64 test: all variants, bench-smoke, test-shim.
 
-CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
-CHECK_LIBS     := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
+CHECK_LIBS     := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
 COMPAT_OBJ     := $(BUILD)/tests/check_compat_runner.o
 COMPAT_SELFTEST := $(BUILD)/tests/check_compat_selftest
 ifeq ($(SANITIZE),thread)
@@ -32,6 +46,14 @@ TEST_FW_LIBS     := $(COMPAT_OBJ) $(CHECK_LIBS)
 TEST_FW_ENV      := TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 atexit_sleep_ms=100 $$TSAN_OPTIONS" \
                     SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS)
 TEST_FW_NOTE     := (TSan, on Check: SB_STRESS_ITEMS=$(TSAN_STRESS_ITEMS))
+TEST_FW_FIRST    := test-check-compat
+else ifneq ($(CROSS),)
+QEMU_STRESS_ITEMS ?= 1000000
+TEST_FW_CPPFLAGS := -Itests/c/check_compat
+TEST_FW_OBJ      := $(COMPAT_OBJ)
+TEST_FW_LIBS     := $(COMPAT_OBJ) $(CHECK_LIBS)
+TEST_FW_ENV      := CK_TIMEOUT_MULTIPLIER=$(QEMU_TIMEOUT_FACTOR) SB_STRESS_ITEMS=$(QEMU_STRESS_ITEMS)
+TEST_FW_NOTE     := ($(ARCH) under qemu-user, on Check: timeouts x$(QEMU_TIMEOUT_FACTOR), SB_STRESS_ITEMS=$(QEMU_STRESS_ITEMS))
 TEST_FW_FIRST    := test-check-compat
 else
 TEST_FW_CPPFLAGS :=
@@ -57,7 +79,7 @@ $(COMPAT_SELFTEST): tests/c/check_compat/selftest.c $(COMPAT_OBJ)
 .PHONY: test-check-compat
 test-check-compat: $(COMPAT_SELFTEST)
 	@echo "== $<$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"
-	@$(TEST_FW_ENV) sh tests/c/check_compat/selftest.sh $< $(if $(filter thread,$(SANITIZE)),tsan)
+	@$(TEST_FW_ENV) SB_EMU="$(EMU)" sh tests/c/check_compat/selftest.sh $< $(if $(filter thread,$(SANITIZE)),tsan)
 
 UNIT_SRCS  := $(wildcard tests/c/unit_*.c)
 VTEST_SRCS := $(wildcard tests/c/test_*.c)
@@ -77,18 +99,34 @@ $(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMO
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
+	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$(EMU) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS) | $(TEST_FW_FIRST)
-	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
+	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $(EMU) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 
 test-py:
 	$(PYTHON) -m pytest -q tests/py
 
+ifeq ($(CROSS),)
 test: all test-c test-asm-cross test-py
+else
+test: all test-c test-asm-cross
+endif
+
+# --- aarch64 under qemu-user, from an x86-64 host -----------------------------------
+# A sub-make with ARCH=aarch64 (its own build-aarch64/ tree; SANITIZE does not apply).
+AARCH64_TEST_VARIANTS ?= $(filter chaselev fair half threadpool,$(VARIANTS))
+.PHONY: test-aarch64 test-aarch64-all
+test-aarch64:
+	$(MAKE) ARCH=aarch64 SANITIZE= all test-unit $(patsubst %,test-c-%,$(AARCH64_TEST_VARIANTS))
+test-aarch64-all:
+	$(MAKE) ARCH=aarch64 SANITIZE= test
+ifeq ($(CROSS)$(HOST_ARCH),x86_64)
+test: test-aarch64
+endif

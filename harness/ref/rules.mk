@@ -13,7 +13,8 @@
 # differ only in the file that implements harness/ref/ref.h.  Their benchmark lists come
 # from the first variant's bench (sets.h, generated below), so they measure exactly the
 # argument sets the variants do.  Not built under SANITIZE (the runtimes are not
-# instrumented; their results would say nothing).
+# instrumented; their results would say nothing), nor for ARCH=aarch64 (oneTBB and
+# Boost for arm64 are not installed; the variants' products are what that build is for).
 
 REFERENCES := tbb omp pool
 # Workloads a reference does not register (ref_supports), so refcheck does not ask for them.
@@ -34,7 +35,7 @@ REF_LIBS := -lbenchmark -lhwloc -lm -pthread
 list-references:
 	@for r in $(REFERENCES); do echo $$r; done
 
-ifeq ($(SANITIZE),)
+ifeq ($(SANITIZE)$(CROSS),)
 # The benchmark names of the variants' bench, per size (bench / --full / --smoke), as C
 # string arrays; "/real_time" (Google Benchmark's suffix) is taken off.
 $(REF_DIR)/sets.h: $(REF_LIST_FROM) harness/ref/rules.mk
@@ -89,5 +90,5 @@ $(patsubst %,refs-smoke-%,$(REFERENCES)): refs-smoke-%: $(REF_DIR)/%/bench
 test: refs-smoke
 else
 refs refs-smoke:
-	@echo "refs: not built under SANITIZE=$(SANITIZE)"
+	@echo "refs: not built $(if $(SANITIZE),under SANITIZE=$(SANITIZE),for ARCH=$(ARCH))"
 endif

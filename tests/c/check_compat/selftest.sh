@@ -3,6 +3,7 @@
 # test ended as its name says (see selftest.c), with the right message, and that the
 # closing lines count them right.  "tsan": the binary is a TSan build, so the
 # deliberate data race must be there and must fail.  Exit status 0 iff all as expected.
+# SB_EMU, when set, is the emulator command that runs the binary (qemu-aarch64 -L /).
 set -u
 bin=$1
 tsan=${2:-}
@@ -11,7 +12,8 @@ err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 
 # Only Check's per-test log lines and the runner's own lines: no summary repeats.
-CK_VERBOSITY=silent "$bin" >"$out" 2>"$err"
+# shellcheck disable=SC2086 # SB_EMU is a command and its arguments
+CK_VERBOSITY=silent ${SB_EMU:-} "$bin" >"$out" 2>"$err"
 rc=$?
 
 bad=0 npass=0 nfail=0 nskip=0
