@@ -16,8 +16,6 @@
 #include "spinlock.h"
 #include "stack.h"
 
-#define CACHELINE 64
-
 typedef struct task task_t;
 typedef struct worker worker_t;
 typedef struct butex butex_t;

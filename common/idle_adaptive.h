@@ -42,8 +42,7 @@ static inline task_t *adaptive_wait(worker_t *w)
                     park_wake(NULL);
                 return t;
             }
-            for (unsigned k = 0; k < (1u << (i < 7 ? i : 7)); k++)
-                cpu_relax();
+            backoff_pause(i);
         }
         /* seq_cst: the decrement is ordered before the recheck's loads (see above) */
         atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst);

@@ -33,6 +33,7 @@
 #include "butex.h"
 #include "core.h"
 #include "fiber.h"
+#include "timeutil.h"
 
 typedef struct worker_stats {
     _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
@@ -83,6 +84,7 @@ static inline __attribute__((unused)) void stat_wakeup(void);
 #define SLOTS_PER_CHUNK 4096u
 #define MAX_CHUNKS 1024u /* 4M tasks alive at once */
 #define WORKER_FREE_MAX 256u
+#define FREE_CACHE_REFILL 32u /* slots a cache takes from the shared list per lock */
 
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
@@ -133,7 +135,7 @@ static task_t *task_alloc(struct free_cache *fc)
         }
         t = pool_free;
         pool_free = t->next;
-        for (unsigned k = 0; fc && pool_free && k < 32; k++) { /* refill the cache */
+        for (unsigned k = 0; fc && pool_free && k < FREE_CACHE_REFILL; k++) { /* refill */
             task_t *x = pool_free;
             pool_free = x->next;
             x->next = fc->head;
@@ -176,7 +178,7 @@ static void task_free(struct free_cache *fc, task_t *t)
 }
 
 /* Non-worker threads only allocate (tasks end on workers), from a thread-local cache
- * refilled 32 at a time; it is dropped when the pool was freed by a shutdown since. */
+ * refilled FREE_CACHE_REFILL at a time; it is dropped when the pool was freed by a shutdown since. */
 static __thread struct free_cache foreign_cache;
 static __thread unsigned foreign_generation;
 
@@ -651,12 +653,14 @@ static task_t *steal_round(worker_t *w)
     return NULL;
 }
 
-/* Non-blocking: own runnext, own run queue, own remote queue (first every 64th time),
- * then other workers' (steal_round). */
+/* Non-blocking: own runnext, own run queue, own remote queue (first every
+ * REMOTE_FIRST_EVERY-th time: bounded starvation of submitted work under LIFO), then
+ * other workers' (steal_round). */
+#define REMOTE_FIRST_EVERY 64u /* a power of two */
 static task_t *find_work(worker_t *w)
 {
     task_t *t;
-    if ((++w->tick & 63) == 0 && (t = remote_pop_own(w)))
+    if ((++w->tick & (REMOTE_FIRST_EVERY - 1)) == 0 && (t = remote_pop_own(w)))
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
     if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
@@ -1054,7 +1058,7 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
         struct timespec ts;
         o->cpu_ns = 0;
         if (pthread_getcpuclockid(w->thread, &cid) == 0 && clock_gettime(cid, &ts) == 0)
-            o->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+            o->cpu_ns = (uint64_t)sb_ts_to_ns(&ts);
     }
     return n;
 }
@@ -1082,9 +1086,4 @@ int futex_wake_private(_Atomic int *addr, int n)
     return (int)syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-uint64_t core_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t core_now_ns(void) { return (uint64_t)sb_clock_ns(CLOCK_MONOTONIC); }

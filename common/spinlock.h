@@ -1,27 +1,20 @@
 /*
  * spinlock.h -- a test-and-test-and-set lock for short critical sections (a few
  * loads and stores).  Acquire on lock orders the section after it; release on unlock
- * publishes the section's writes to the next owner.  Spins with a CPU pause, then
- * yields the thread, so a lock holder that was preempted gets the core back.
+ * publishes the section's writes to the next owner.  Spins with exponential CPU pauses,
+ * then yields the thread (backoff() in atomics.h), so a lock holder that was preempted
+ * gets the core back.
  */
 #ifndef SCHEDBENCH_SPINLOCK_H
 #define SCHEDBENCH_SPINLOCK_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "atomics.h"
+
 typedef struct { _Atomic int v; } spinlock_t;
 #define SPINLOCK_INIT {0}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#endif
-}
 
 static inline bool spin_trylock(spinlock_t *l)
 {
@@ -32,12 +25,8 @@ static inline bool spin_trylock(spinlock_t *l)
 
 static inline void spin_lock(spinlock_t *l)
 {
-    for (unsigned n = 0; !spin_trylock(l); n++) {
-        if (n < 64)
-            cpu_relax();
-        else
-            sched_yield();
-    }
+    for (unsigned r = 0; !spin_trylock(l); r++)
+        backoff(r);
 }
 
 static inline void spin_unlock(spinlock_t *l)

@@ -109,5 +109,5 @@ test-shim: $(SHIM_CHECK)
 	$(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
 	$(PYTHON) harness/benchjson.py shimcheck $(SHIM_CHECK).json
 test: test-shim
--include harness/ref/rules.mk
--include harness/ref/go/rules.mk
+include harness/ref/rules.mk
+include harness/ref/go/rules.mk
