@@ -34,6 +34,7 @@
 #include "core.h"
 #include "fiber.h"
 #include "timeutil.h"
+#include "topology.h"
 
 typedef struct worker_stats {
     _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
@@ -1064,6 +1065,14 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
 }
 
 const char *bthread_variant_name(void) { return VARIANT_NAME; }
+
+/* The run record's view of the topology: common/topology.c keeps it (the numa variant's
+ * table, else what hwloc loads now). */
+int bthread_describe_topology(char *buf, size_t n) { return topology_describe(buf, n); }
+int bthread_worker_placement(int worker, char *buf, size_t n)
+{
+    return topology_worker_placement(worker, buf, n);
+}
 
 #undef errno
 /* Not foldable: the asm keeps the compiler from inferring `const` and reusing one
