@@ -18,6 +18,15 @@
 # every test process that has threads) keeps ~100 test processes from idling 100 s.
 # TSAN_OPTIONS from the environment come last, so they win.  TSAN_STRESS_ITEMS scales
 # unit_wsq's 10^7-item stress (its SB_STRESS_ITEMS).
+#
+# Sanitizer reports (TSan, ASan) go to $(BUILD)/sanitizer-logs/<variant>-<test>.<pid>,
+# never into the source tree: every test binary runs through tests/run_test.sh, which
+# sets log_path and prints the reports of a binary that failed, so CI output still
+# shows them.  (check_compat's selftest keeps its deliberate race report on stderr,
+# where selftest.sh looks for it.)
+
+SANLOG_DIR := $(if $(SANITIZE),$(abspath $(BUILD))/sanitizer-logs)
+RUN_TEST := SANLOG_DIR=$(SANLOG_DIR) sh tests/run_test.sh
 
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 CHECK_LIBS     := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
@@ -76,14 +85,14 @@ $(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMO
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
+	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$(RUN_TEST) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS) | $(TEST_FW_FIRST)
-	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
+	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $(RUN_TEST) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 
