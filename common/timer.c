@@ -14,10 +14,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "core.h"
+#include "timer.h"
 #include "timeutil.h"
 
 typedef struct timer_slot {
