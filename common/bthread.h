@@ -84,13 +84,16 @@ int bthread_attr_init(bthread_attr_t *attr);
 int bthread_attr_destroy(bthread_attr_t *attr);
 int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
 
-/* EXTENSION: the most workers a scheduler runs (bthread_setconcurrency's upper bound,
- * and the bench drivers' --workers bound). */
+/* EXTENSION: the most workers a scheduler runs: bthread_setconcurrency's upper bound,
+ * and the --workers bound of every bench binary (variants and reference rows alike,
+ * harness/driver.c). */
 #define BTHREAD_MAX_CONCURRENCY 1024
 
+/* The running worker count; before start-up, the count it will start with. */
 int bthread_getconcurrency(void);
-/* Before start-up: the worker count to start with.  After: add workers (brpc allows only
- * growth); EPERM if num is below the running count. */
+/* num from 1 to BTHREAD_MAX_CONCURRENCY, else EINVAL.  Before start-up: the worker count
+ * to start with.  While running: 0 if num is the running count, else EPERM (brpc lets a
+ * running pool grow; here, bthread_shutdown() first, then set the new count). */
 int bthread_setconcurrency(int num);
 
 /* ---- synchronization (common/sync.c) --------------------------------------------- */
