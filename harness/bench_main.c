@@ -24,13 +24,6 @@
 #include "bthread.h"
 #include "driver.h"
 
-#ifndef SCHEDBENCH_CFLAGS
-#define SCHEDBENCH_CFLAGS "unknown"
-#endif
-#ifndef SCHEDBENCH_GIT_REV
-#define SCHEDBENCH_GIT_REV "unknown"
-#endif
-
 enum { ST_STEALS, ST_ATTEMPTS, ST_STOLEN, ST_PARKS, ST_SWITCHES, ST_WAKEUPS, ST_REMOTE, ST_N };
 static const char *const stat_names[ST_N] = {"steals",   "steal_attempts", "stolen_tasks",
                                              "parks",    "switches",       "wakeups",

@@ -242,7 +242,7 @@ static void context_cpu_model(void)
 static void context_topology(void)
 {
     char text[256] = "unknown", one[160];
-    if (rt->describe_topology(text, sizeof text) < 0)
+    if (!rt->describe_topology || rt->describe_topology(text, sizeof text) < 0)
         snprintf(text, sizeof text, "unknown");
     gb_add_context("topology", text);
     char placement[2048] = "";

@@ -45,6 +45,15 @@ typedef enum drv_sizes { DRV_BENCH, DRV_FULL, DRV_SMOKE, DRV_NSIZES } drv_sizes_
 #define DRV_COMPILER "unknown"
 #endif
 
+/* What a main was built with, passed by the build (-D, harness/rules.mk and
+ * harness/ref/rules.mk); "unknown" when it was not. */
+#ifndef SCHEDBENCH_CFLAGS
+#define SCHEDBENCH_CFLAGS "unknown"
+#endif
+#ifndef SCHEDBENCH_GIT_REV
+#define SCHEDBENCH_GIT_REV "unknown"
+#endif
+
 typedef struct drv_runtime {
     const char *variant;  /* the row's name: JSON "variant" ("chaselev", "tbb") */
     const char *runtime;  /* JSON "runtime" ("oneTBB 2021.8"), or NULL: not recorded */
@@ -56,7 +65,7 @@ typedef struct drv_runtime {
      * the worker count in use, or -1 after saying why on stderr. */
     int (*start)(int workers);
     /* The topology line for the run record ("1 package, 1 NUMA node, 2 cores, 2 PUs;
-     * bound: no").  Length as snprintf, or -1 when unknown. */
+     * bound: no").  Length as snprintf, or -1 when unknown.  NULL: "unknown". */
     int (*describe_topology)(char *buf, size_t n);
     /* Where worker i runs ("pu L#1 (P#1), bound; ..."); -1: not recorded ("not
      * pinned").  NULL: no worker is ever pinned. */

@@ -27,13 +27,6 @@
 #include "topology.h"
 #include "wl_defs.h"
 
-#ifndef SCHEDBENCH_CFLAGS
-#define SCHEDBENCH_CFLAGS "unknown"
-#endif
-#ifndef SCHEDBENCH_GIT_REV
-#define SCHEDBENCH_GIT_REV "unknown"
-#endif
-
 static int ref_workers;
 
 /* granularity: the workload's sweep (wl_granularity_run) over the runtime's step. */
