@@ -80,7 +80,7 @@ $(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $
 
 # $(1) = variant: every tests/c/test_*.c links the variant's library and the workloads.
 define VARIANT_TEST_RULES
-$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) $(wildcard tests/c/*.h) workloads/workload.h $(TEST_FW_OBJ)
+$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) $(wildcard tests/c/*.h) $(wildcard workloads/*.h) $(TEST_FW_OBJ)
 	@mkdir -p $$(@D)
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
