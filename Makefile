@@ -122,9 +122,11 @@ all: $(BUILD)/$(1)/libbthread.a $(BUILD)/$(1)/bthread.pc
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 
-# Each folder that builds more (asm tests, harness, workloads, tests) keeps its rules
-# beside its sources.
--include asm/rules.mk harness/rules.mk workloads/rules.mk tests/rules.mk
+# Each folder that builds more (asm tests, harness, tests) keeps its rules beside its
+# sources.  The workloads have none of their own: harness/rules.mk links them into each
+# bench and tests/rules.mk into each test.  `include`, not `-include`: a missing file is
+# an error, never a silently smaller build.
+include asm/rules.mk harness/rules.mk tests/rules.mk
 
 run: all refs
 	$(PYTHON) run.py run

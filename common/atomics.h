@@ -1,5 +1,6 @@
 /*
- * atomics.h -- the one seq_cst fence every component uses, and sanitizer detection.
+ * atomics.h -- the one seq_cst fence every component uses, sanitizer detection, the
+ * cache-line size that shared data is padded to, and the one spin-wait backoff.
  *
  * ThreadSanitizer does not model standalone fences (gcc even rejects
  * atomic_thread_fence under -fsanitize=thread).  Its documented workaround is to put the
@@ -24,7 +25,12 @@
 #ifndef SCHEDBENCH_ATOMICS_H
 #define SCHEDBENCH_ATOMICS_H
 
+#include <sched.h>
 #include <stdatomic.h>
+
+/* The padding unit: data written by different threads sits CACHELINE bytes apart, so
+ * no two of them share a line (64 bytes on x86-64 and on the aarch64 cores we run). */
+#define CACHELINE 64
 
 #if defined(__SANITIZE_THREAD__)
 #define SB_TSAN 1
@@ -46,5 +52,50 @@ static inline void full_fence(void)
 #else
 static inline void full_fence(void) { atomic_thread_fence(memory_order_seq_cst); }
 #endif
+
+/* ---- spin-wait backoff ------------------------------------------------------------ */
+
+/* One pause of a spin loop: a short delay that does not touch memory.  The spin counts
+ * (the backoff below, the spin lock's) assume a pause takes time, as x86's `pause` does
+ * (tens to ~140 cycles).  aarch64 has no equivalent: `yield` is a hint that cores
+ * without SMT (Neoverse, Graviton, Ampere) retire as a nop, so the backoff would shrink
+ * to nothing.  `isb` stalls the front end until the back end drains, a delay of a few
+ * tens of cycles with no memory effect; Rust's core::hint::spin_loop uses it for that
+ * reason (rust-lang/rust#84725).  Other targets: a compiler barrier only (asm/fcontext.S
+ * refuses them anyway). */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("isb" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Round r of a spin wait pauses 2^r times, at most 2^BACKOFF_MAX_SHIFT (128). */
+#define BACKOFF_MAX_SHIFT 7
+/* From this round on, backoff() yields the CPU instead of pausing. */
+#define BACKOFF_YIELD_ROUND 8
+
+/* The pauses of round r (r = 0, 1, 2, ...): 1, 2, 4 ... 128, 128, ... */
+static inline void backoff_pause(unsigned r)
+{
+    unsigned n = 1u << (r < BACKOFF_MAX_SHIFT ? r : BACKOFF_MAX_SHIFT);
+    for (unsigned k = 0; k < n; k++)
+        cpu_relax();
+}
+
+/* Round r of a wait that may last: pause (backoff_pause) for the first
+ * BACKOFF_YIELD_ROUND rounds, then sched_yield, so that a preempted thread we wait for
+ * gets the core back. */
+static inline void backoff(unsigned r)
+{
+    if (r < BACKOFF_YIELD_ROUND)
+        backoff_pause(r);
+    else
+        sched_yield();
+}
 
 #endif /* SCHEDBENCH_ATOMICS_H */

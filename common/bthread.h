@@ -97,13 +97,16 @@ int bthread_attr_init(bthread_attr_t *attr);
 int bthread_attr_destroy(bthread_attr_t *attr);
 int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
 
-/* EXTENSION: the most workers a scheduler runs (bthread_setconcurrency's upper bound,
- * and the bench drivers' --workers bound). */
+/* EXTENSION: the most workers a scheduler runs: bthread_setconcurrency's upper bound,
+ * and the --workers bound of every bench binary (variants and reference rows alike,
+ * harness/driver.c). */
 #define BTHREAD_MAX_CONCURRENCY 1024
 
+/* The running worker count; before start-up, the count it will start with. */
 int bthread_getconcurrency(void);
-/* Before start-up: the worker count to start with.  After: add workers (brpc allows only
- * growth); EPERM if num is below the running count. */
+/* num from 1 to BTHREAD_MAX_CONCURRENCY, else EINVAL.  Before start-up: the worker count
+ * to start with.  While running: 0 if num is the running count, else EPERM (brpc lets a
+ * running pool grow; here, bthread_shutdown() first, then set the new count). */
 int bthread_setconcurrency(int num);
 
 /* ---- synchronization (common/sync.c) --------------------------------------------- */
@@ -207,6 +210,18 @@ typedef struct bthread_worker_stats_t {
 int bthread_get_stats(bthread_worker_stats_t *out, int max);
 /* The variant this library was built as ("chaselev", "fair", ...). */
 const char *bthread_variant_name(void);
+
+/* The machine's shape as the scheduler sees it, one line for a run record, e.g.
+ * "1 package, 1 NUMA node, 2 cores, 2 PUs; bound: no".  A variant that pins its workers
+ * (numa) describes the topology its victim orders come from and whether binding worked
+ * ("bound: yes", "partly (1 of 4 failed)"); the others, the topology hwloc loads now
+ * (SCHEDBENCH_TOPOLOGY, HWLOC_XMLFILE / HWLOC_SYNTHETIC, else this machine).  Length as
+ * snprintf, or -1 if hwloc cannot load a topology.  Any thread; starts nothing. */
+int bthread_describe_topology(char *buf, size_t n);
+/* Where worker `worker` asked to run and where it ran, e.g. "pu L#1 (P#1), bound; ran on
+ * P#1; stack on NUMA node 0".  Length as snprintf, or -1 if nothing was recorded (a
+ * variant that does not pin, or that worker has not started).  Any thread. */
+int bthread_worker_placement(int worker, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,20 @@
 /*
- * core.h -- what the scheduler core (sched.c) offers the rest of common/ (butex, keys,
- * timers).  Internal: users include bthread.h.  Only sched.c includes variant.h, so the
- * worker's layout (which depends on the variant's queue) is private to sched.c.
+ * core.h -- what the scheduler core (sched.c) offers the rest of common/ (butex.c,
+ * key.c), and what it needs back from them.  Internal: users include bthread.h.  Only
+ * sched.c includes variant.h, so the worker's layout (which depends on the variant's
+ * queue) is private to sched.c.
+ *
+ * Dependencies inside common/:
+ *   timer.c, fd.c     leaves: the core and butex.c use them (timer.h, fd_internal.h);
+ *                     they use nothing of the core (fd.c only the public API).
+ *   butex.c <-> sched.c, key.c <-> sched.c: a cycle, on purpose.  A butex wait must
+ *                     suspend and ready tasks (core_suspend, core_ready), and the core
+ *                     joins a task by waiting on the butex embedded in it (join_bx) and
+ *                     runs its bthread-local destructors when it ends
+ *                     (key_run_destructors).  Breaking it would mean a second wait list
+ *                     in the core for joins, or an exit hook through a function pointer
+ *                     on every task end; both cost more than the cycle, which is
+ *                     confined to the declarations in this header.
  */
 #ifndef SCHEDBENCH_CORE_H
 #define SCHEDBENCH_CORE_H
@@ -13,10 +26,10 @@
 
 #include "bthread.h"
 #include "fcontext.h"
+#include "fd_internal.h" /* the leaves the core uses, one way: fd.c, timer.c */
 #include "spinlock.h"
 #include "stack.h"
-
-#define CACHELINE 64
+#include "timer.h"
 
 typedef struct task task_t;
 typedef struct worker worker_t;
@@ -101,17 +114,9 @@ static inline bthread_t core_tid(const task_t *t) { return (uint64_t)t->version 
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);
 int futex_wake_private(_Atomic int *addr, int n);
 
-/* timer.c: a timer thread.  timer_add returns an id (never 0), or 0 on ENOMEM.
- * timer_del: 0 = removed before it ran; 1 = it ran or is running, and timer_del
- * returned only after it finished. */
-uint64_t timer_add(const struct timespec *abstime, void (*fn)(void *), void *arg);
-int timer_del(uint64_t id);
-void timer_shutdown(void);
 
 /* key.c: run the destructors of t's bthread-local values (at task exit). */
 void key_run_destructors(task_t *t);
-/* fd.c (optional): stop the epoll dispatcher (bthread_shutdown). */
-void bthread_fd_shutdown_internal(void) __attribute__((weak));
 
 /* Monotonic clock in ns (vDSO, no system call). */
 uint64_t core_now_ns(void);

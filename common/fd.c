@@ -60,6 +60,7 @@
 #include "bthread.h"
 #include "butex.h"
 #include "fd_internal.h"
+#include "timeutil.h"
 
 /* epoll's event bits are poll's (the pthread path passes them straight to ppoll). */
 _Static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLPRI == POLLPRI &&
@@ -266,16 +267,8 @@ static int fd_wait_pthread(int fd, unsigned events, const struct timespec *absti
     for (;;) {
         struct timespec rel, *relp = NULL;
         if (abstime) {
-            struct timespec now;
-            clock_gettime(CLOCK_REALTIME, &now);
-            rel.tv_sec = abstime->tv_sec - now.tv_sec;
-            rel.tv_nsec = abstime->tv_nsec - now.tv_nsec;
-            if (rel.tv_nsec < 0) {
-                rel.tv_nsec += 1000000000L;
-                rel.tv_sec--;
-            }
-            if (rel.tv_sec < 0)
-                rel.tv_sec = rel.tv_nsec = 0;
+            int64_t left = sb_ts_to_ns(abstime) - sb_clock_ns(CLOCK_REALTIME);
+            rel = sb_ns_to_ts(left > 0 ? left : 0);
             relp = &rel;
         }
         const int n = ppoll(&p, 1, relp, NULL);
@@ -299,7 +292,7 @@ static int fd_wait_pthread(int fd, unsigned events, const struct timespec *absti
 int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime)
 {
     if (fd < 0 || (events & POLL_EVENT_MASK) == 0 ||
-        (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))) {
+        !sb_timespec_valid(abstime)) {
         errno = EINVAL;
         return -1;
     }

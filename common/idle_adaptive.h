@@ -43,8 +43,7 @@ static inline task_t *adaptive_wait(worker_t *w)
                     park_wake(NULL);
                 return t;
             }
-            for (unsigned k = 0; k < (1u << (i < 7 ? i : 7)); k++)
-                cpu_relax();
+            backoff_pause(i);
         }
         /* The recheck right below is a fast path only: a seq_cst RMW does not order
          * later relaxed loads, in C11 nor on aarch64 (x86-64's locked RMW does).  The

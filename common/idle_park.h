@@ -43,12 +43,12 @@
 #include "atomics.h"
 
 typedef struct park_lot {
-    alignas(64) _Atomic int state; /* the futex word: bumped by each wake */
+    alignas(CACHELINE) _Atomic int state; /* the futex word: bumped by each wake */
     _Atomic int waiting;           /* 1 while its worker is announced */
 } park_lot_t;
 
 static struct parking {
-    alignas(64) _Atomic int sleepers;
+    alignas(CACHELINE) _Atomic int sleepers;
     _Atomic unsigned next; /* where the next untargeted wake starts looking */
     park_lot_t *lots;
     int n;
@@ -56,7 +56,7 @@ static struct parking {
 
 static inline int park_setup(int n)
 {
-    parking.lots = aligned_alloc(64, (size_t)n * sizeof(park_lot_t));
+    parking.lots = aligned_alloc(CACHELINE, (size_t)n * sizeof(park_lot_t));
     if (!parking.lots)
         return -1;
     for (int i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
 /*
  * idle_spin.h -- idle workers never sleep: they search again and again, pausing with an
  * exponential backoff (1, 2, 4 ... 128 CPU pauses), then yielding the CPU with
- * sched_yield between searches.  A new task is found within one search period without
+ * sched_yield between searches (backoff() in atomics.h).  A new task is found within
+ * one search period without
  * any wake-up system call, so submitters pay nothing; the price is a core per idle
  * worker, burned.  Nothing can be lost: nobody ever sleeps.
  */
@@ -14,11 +15,7 @@ static inline task_t *spin_wait(worker_t *w)
         task_t *t = find_work(w);
         if (t || core_stopping())
             return t;
-        if (i < 8)
-            for (unsigned k = 0; k < (1u << i); k++)
-                cpu_relax();
-        else
-            sched_yield();
+        backoff(i);
     }
 }
 

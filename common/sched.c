@@ -33,6 +33,8 @@
 #include "butex.h"
 #include "core.h"
 #include "fiber.h"
+#include "timeutil.h"
+#include "topology.h"
 
 typedef struct worker_stats {
     _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
@@ -87,6 +89,7 @@ static inline __attribute__((unused)) void stat_wakeup(void);
 #define MAX_CHUNKS 1024u /* 4M tasks alive at once */
 #define WORKER_FREE_MAX 256u
 #define FREE_BATCH (WORKER_FREE_MAX / 2) /* slots a full worker cache hands back at once */
+#define FREE_CACHE_REFILL 32u /* single slots a cache takes from the shared list per lock */
 
 /* The link of a free list or queue: relaxed, because every list below is ordered by
  * pool_lock or owned by one thread (the remote queues in section 2 say their orders). */
@@ -135,8 +138,8 @@ struct free_cache {
     unsigned n;
 };
 
-/* Refill an empty cache: one whole batch, else up to 32 single slots.  False when the
- * pool cannot grow. */
+/* Refill an empty cache: one whole batch, else up to FREE_CACHE_REFILL single slots.
+ * False when the pool cannot grow. */
 static bool cache_refill(struct free_cache *fc)
 {
     spin_lock(&pool_lock);
@@ -146,7 +149,7 @@ static bool cache_refill(struct free_cache *fc)
         fc->head = b;
         fc->n = FREE_BATCH;
     } else if (pool_free || pool_grow()) {
-        for (unsigned k = 0; pool_free && k < 32; k++) {
+        for (unsigned k = 0; pool_free && k < FREE_CACHE_REFILL; k++) {
             task_t *x = pool_free;
             pool_free = link_get(x);
             link_set(x, fc->head);
@@ -202,7 +205,7 @@ static void task_free(struct free_cache *fc, task_t *t)
 }
 
 /* Non-worker threads only allocate (tasks end on workers), from a thread-local cache
- * refilled 32 at a time; it is dropped when the pool was freed by a shutdown since. */
+ * (refilled as above); it is dropped when the pool was freed by a shutdown since. */
 static __thread struct free_cache foreign_cache;
 static __thread unsigned foreign_generation;
 
@@ -348,12 +351,8 @@ static task_t *rq_remote_await_link(task_t *x)
 {
     task_t *next;
     /* acquire: pairs with the producer's release link, so the task's fields are seen */
-    for (unsigned k = 0; !(next = atomic_load_explicit(&x->next, memory_order_acquire)); k++) {
-        if (k < 64)
-            cpu_relax();
-        else
-            sched_yield();
-    }
+    for (unsigned r = 0; !(next = atomic_load_explicit(&x->next, memory_order_acquire)); r++)
+        backoff(r);
     return next;
 }
 
@@ -879,12 +878,14 @@ static task_t *steal_round(worker_t *w)
     return NULL;
 }
 
-/* Non-blocking: own runnext, own run queue, own remote queue (first every 64th time),
- * then other workers' (steal_round). */
+/* Non-blocking: own runnext, own run queue, own remote queue (first every
+ * REMOTE_FIRST_EVERY-th time: bounded starvation of submitted work under LIFO), then
+ * other workers' (steal_round). */
+#define REMOTE_FIRST_EVERY 64u /* a power of two */
 static task_t *find_work(worker_t *w)
 {
     task_t *t;
-    if ((++w->tick & 63) == 0 && (t = remote_pop_own(w)))
+    if ((++w->tick & (REMOTE_FIRST_EVERY - 1)) == 0 && (t = remote_pop_own(w)))
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
     if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
@@ -1294,12 +1295,20 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
         struct timespec ts;
         o->cpu_ns = 0;
         if (pthread_getcpuclockid(w->thread, &cid) == 0 && clock_gettime(cid, &ts) == 0)
-            o->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+            o->cpu_ns = (uint64_t)sb_ts_to_ns(&ts);
     }
     return n;
 }
 
 const char *bthread_variant_name(void) { return VARIANT_NAME; }
+
+/* The run record's view of the topology: common/topology.c keeps it (the numa variant's
+ * table, else what hwloc loads now). */
+int bthread_describe_topology(char *buf, size_t n) { return topology_describe(buf, n); }
+int bthread_worker_placement(int worker, char *buf, size_t n)
+{
+    return topology_worker_placement(worker, buf, n);
+}
 
 #undef errno
 /* Not foldable: the asm keeps the compiler from inferring `const` and reusing one
@@ -1322,9 +1331,4 @@ int futex_wake_private(_Atomic int *addr, int n)
     return (int)syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-uint64_t core_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t core_now_ns(void) { return (uint64_t)sb_clock_ns(CLOCK_MONOTONIC); }

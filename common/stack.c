@@ -21,9 +21,12 @@
 
 #include <valgrind/valgrind.h>
 
-#include "spinlock.h"
+#include "spinlock.h" /* and atomics.h: CACHELINE */
 
 #define SLAB_BYTES (64u << 20)
+#define DEFAULT_MAX_MAP_COUNT 65530 /* Linux's vm.max_map_count when it cannot be read */
+#define MIN_MAP_RESERVE 4096        /* maps always left to the rest of the process */
+#define FRAME_ALIGN 16              /* the ABI's stack alignment at a call (x86-64, arm64) */
 #define TLS_CACHE_MAX 16 /* stacks per class a thread keeps for itself */
 /* Shared-list bounds.  Generous on purpose: unmapping a stack costs a TLB shootdown
  * across every core the process runs on (measured: 30% of the time of releasing 10^5
@@ -34,8 +37,11 @@ static const size_t default_size[STACK_NCLASS] = {32u << 10, 1u << 20, 8u << 20}
 static const char *const size_env[STACK_NCLASS] = {
     "SCHEDBENCH_STACK_SMALL", "SCHEDBENCH_STACK_NORMAL", "SCHEDBENCH_STACK_LARGE"};
 
-/* Configuration, read once (config_once) and reset by stack_shutdown(). */
-static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+/* Configuration, read once (ensure_config) and forgotten by stack_shutdown(), so the
+ * next start-up reads the environment again.  A pthread_once_t cannot be re-armed
+ * (assigning PTHREAD_ONCE_INIT to a used one is undefined), hence a flag and a mutex. */
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool configured;
 static size_t page_size, guard_size, class_size[STACK_NCLASS];
 static uint64_t map_budget;
 
@@ -44,7 +50,11 @@ static spinlock_t lock = SPINLOCK_INIT;
 static sb_stack_t *shared[STACK_NCLASS];
 static size_t nshared[STACK_NCLASS];
 static char *slab_cur[STACK_NCLASS], *slab_end[STACK_NCLASS];
-static void **slab_list; /* every slab, for stack_shutdown */
+typedef struct slab {
+    void *map;
+    size_t len;
+} slab_t;
+static slab_t *slab_list; /* every slab, for stack_shutdown */
 static size_t nslabs, slab_cap;
 
 /* Counters: relaxed, they are statistics.  live_guarded is the map budget's account. */
@@ -86,20 +96,32 @@ static void configure(void)
             s = 2 * page_size;
         class_size[c] = round_pages(s);
     }
-    /* Two maps per guarded stack; keep a quarter of the limit (at least 4096 maps) for
-     * the rest of the process. */
-    long max_maps = 65530;
+    /* Two maps per guarded stack; keep a quarter of the limit (at least MIN_MAP_RESERVE
+     * maps) for the rest of the process. */
+    long max_maps = DEFAULT_MAX_MAP_COUNT;
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     if (f) {
         if (fscanf(f, "%ld", &max_maps) != 1)
-            max_maps = 65530;
+            max_maps = DEFAULT_MAX_MAP_COUNT;
         fclose(f);
     }
-    long reserve = max_maps / 4 > 4096 ? max_maps / 4 : 4096;
+    long reserve = max_maps / 4 > MIN_MAP_RESERVE ? max_maps / 4 : MIN_MAP_RESERVE;
     map_budget = max_maps > reserve ? (uint64_t)(max_maps - reserve) / 2 : 0;
 }
 
-static void ensure_config(void) { pthread_once(&config_once, configure); }
+static void ensure_config(void)
+{
+    /* acquire: pairs with the release below, so the configuration is visible */
+    if (atomic_load_explicit(&configured, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&config_lock);
+    if (!atomic_load_explicit(&configured, memory_order_relaxed)) { /* the lock orders it */
+        configure();
+        /* release: the configuration is written before anyone sees the flag set */
+        atomic_store_explicit(&configured, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&config_lock);
+}
 
 size_t stack_class_size(enum stack_class cls)
 {
@@ -134,10 +156,11 @@ static bool take_injected(_Atomic unsigned *n)
 static sb_stack_t *init_descriptor(char *lo, char *hi, enum stack_class cls, void *map,
                                    size_t map_len, bool guarded)
 {
-    uintptr_t d = ((uintptr_t)hi - sizeof(sb_stack_t)) & ~(uintptr_t)63;
+    /* the descriptor on a line of its own; the frame below it, ABI-aligned */
+    uintptr_t d = ((uintptr_t)hi - sizeof(sb_stack_t)) & ~(uintptr_t)(CACHELINE - 1);
     sb_stack_t *s = (sb_stack_t *)d;
     memset(s, 0, sizeof *s);
-    s->top = (void *)(d & ~(uintptr_t)15);
+    s->top = (void *)(d & ~(uintptr_t)(FRAME_ALIGN - 1));
     s->limit = lo;
     s->size = (size_t)((char *)s->top - lo);
     s->map = map;
@@ -188,15 +211,14 @@ static sb_stack_t *map_guarded(enum stack_class cls)
 static bool record_slab(void *m, size_t len)
 {
     if (nslabs == slab_cap) {
-        size_t cap = slab_cap ? 2 * slab_cap : 64;
-        void **l = realloc(slab_list, cap * sizeof(void *));
+        size_t cap = slab_cap ? 2 * slab_cap : 32;
+        slab_t *l = realloc(slab_list, cap * sizeof *l);
         if (!l)
             return false;
         slab_list = l;
         slab_cap = cap;
     }
-    slab_list[nslabs++] = m;
-    slab_list[nslabs++] = (void *)len; /* pairs: address, length */
+    slab_list[nslabs++] = (slab_t){.map = m, .len = len};
     return true;
 }
 
@@ -334,14 +356,18 @@ void stack_shutdown(void)
         }
         slab_cur[c] = slab_end[c] = NULL;
     }
-    for (size_t i = 0; i < nslabs; i += 2)
-        munmap(slab_list[i], (size_t)slab_list[i + 1]);
+    for (size_t i = 0; i < nslabs; i++)
+        munmap(slab_list[i].map, slab_list[i].len);
     free(slab_list);
     slab_list = NULL;
     nslabs = slab_cap = 0;
     spin_unlock(&lock);
     atomic_store_explicit(&warned, 0, memory_order_relaxed);
-    config_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* re-read the environment next time */
+    /* re-read the environment next time; relaxed under the lock: ensure_config rechecks
+     * under it too, and no stack is in use while this runs (stack.h) */
+    pthread_mutex_lock(&config_lock);
+    atomic_store_explicit(&configured, false, memory_order_relaxed);
+    pthread_mutex_unlock(&config_lock);
 }
 
 void stack_get_counters(stack_counters_t *out)
@@ -350,7 +376,7 @@ void stack_get_counters(stack_counters_t *out)
     out->mapped = atomic_load_explicit(&c_mapped, memory_order_relaxed);
     out->unmapped = atomic_load_explicit(&c_unmapped, memory_order_relaxed);
     out->slab_stacks = atomic_load_explicit(&c_slab_stacks, memory_order_relaxed);
-    out->slabs = nslabs / 2;
+    out->slabs = nslabs;
     out->pool_hits = atomic_load_explicit(&c_pool_hits, memory_order_relaxed);
     out->failures = atomic_load_explicit(&c_failures, memory_order_relaxed);
     out->map_budget = budget();

@@ -79,6 +79,7 @@
 
 #include "bthread.h"
 #include "butex.h"
+#include "timeutil.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -87,10 +88,7 @@
 static inline _Atomic int *word(void *butex) { return (_Atomic int *)butex; }
 
 /* POSIX: EINVAL for a deadline whose nanoseconds are out of range. */
-static inline int bad_abstime(const struct timespec *abstime)
-{
-    return abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L);
-}
+static inline int bad_abstime(const struct timespec *abstime) { return !sb_timespec_valid(abstime); }
 
 /* butex_wait and report the errno that ends a wait: 0 for "woken, interrupted or the
  * value already moved on" (the caller re-checks its word), else ETIMEDOUT (or whatever

@@ -14,10 +14,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "core.h"
+#include "timer.h"
+#include "timeutil.h"
 
 typedef struct timer_slot {
     int64_t when; /* ns, CLOCK_REALTIME */
@@ -40,8 +42,6 @@ static struct {
     pthread_t thread;
 } tm = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER, .free_head = -1};
-
-static int64_t ns_of(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
 
 static bool earlier(int a, int b) { return tm.slots[tm.heap[a]].when < tm.slots[tm.heap[b]].when; }
 
@@ -107,10 +107,8 @@ static void *timer_main(void *unused)
         }
         int s = tm.heap[0];
         int64_t when = tm.slots[s].when;
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (when > ns_of(&now)) {
-            struct timespec abs = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
+        if (when > sb_clock_ns(CLOCK_REALTIME)) {
+            struct timespec abs = sb_ns_to_ts(when);
             pthread_cond_timedwait(&tm.cond, &tm.lock, &abs);
             continue;
         }
@@ -167,7 +165,7 @@ uint64_t timer_add(const struct timespec *abstime, void (*fn)(void *), void *arg
         tm.slots[s].version = 1;
     }
     timer_slot_t *t = &tm.slots[s];
-    t->when = ns_of(abstime);
+    t->when = sb_ts_to_ns(abstime);
     t->fn = fn;
     t->arg = arg;
     t->heap_pos = tm.nheap;

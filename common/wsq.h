@@ -48,8 +48,8 @@ struct task;
 
 typedef struct wsq {
     /* thieves write top; the owner writes bottom: separate cache lines */
-    alignas(64) _Atomic long top;
-    alignas(64) _Atomic long bottom;
+    alignas(CACHELINE) _Atomic long top;
+    alignas(CACHELINE) _Atomic long bottom;
     _Atomic(struct task *) *buf; /* slots are atomic: a thief may read one the owner writes */
     long mask;
 } wsq_t;

@@ -13,6 +13,10 @@
  *                           path with the same sizes (stack_class_size,
  *                           stack_guard_size) rather than calling stack_get; the label
  *                           says so.
+ *
+ * On purpose, this file includes an internal header (stack.h): it benchmarks the stack
+ * allocator itself, which the public API does not expose.  The rest of the harness uses
+ * only bthread.h.
  */
 #include <stdint.h>
 #include <sys/mman.h>

@@ -8,6 +8,8 @@
  *                           same name).
  *   switch/roundtrip_nofpu  the same with preserve_fpu = false (what the core uses).
  *
+ * On purpose, this file uses asm/fcontext.h (the switch itself, below the public API).
+ *
  * Time per iteration = one round trip = two switches.  The loop runs in batches of 64
  * round trips so that the loop's own call overhead stays small against a switch.
  */

@@ -11,9 +11,11 @@
 #   make test-shim          harness/selftest/shim_check.c: every shim.h call against
 #                           exact expected values; part of `make test`
 #
-# The harness and workload objects use only the public headers, so they are compiled
-# once and linked with each variant's libbthread.a.  A harness benchmark is any
-# harness/*.c file: it registers itself from a constructor (see bench_switch.c).
+# The bench driver (driver.c, bench_main.c) and the workloads use only the public
+# headers (bthread.h, butex.h) and header-only helpers (timeutil.h), so they are
+# compiled once and linked with each variant's libbthread.a.  A harness benchmark is any
+# harness/*.c file: it registers itself from a constructor (see bench_switch.c); the two
+# that measure an internal (bench_stack.c: stack.h, bench_switch.c: fcontext.h) say so.
 
 HARNESS_SRCS := $(wildcard harness/*.c)
 BENCH_WL_SRCS := workloads/workload.c $(patsubst %,workloads/%.c,$(WORKLOADS))
@@ -112,5 +114,5 @@ test-shim: $(SHIM_CHECK)
 	$(EMU) $(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
 	$(PYTHON) -m harness.benchjson shimcheck $(SHIM_CHECK).json
 test: test-shim
--include harness/ref/rules.mk
--include harness/ref/go/rules.mk
+include harness/ref/rules.mk
+include harness/ref/go/rules.mk

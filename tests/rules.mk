@@ -33,6 +33,15 @@
 # that builds every variant's products for aarch64 and runs the unit tests, the
 # check_compat selftest and the variant tests of $(AARCH64_TEST_VARIANTS) under qemu.
 # make test-aarch64-all runs every aarch64 test: all variants, bench-smoke, test-shim.
+#
+# Sanitizer reports (TSan, ASan) go to $(BUILD)/sanitizer-logs/<variant>-<test>.<pid>,
+# never into the source tree: every test binary runs through tests/run_test.sh, which
+# sets log_path and prints the reports of a binary that failed, so CI output still
+# shows them.  (check_compat's selftest keeps its deliberate race report on stderr,
+# where selftest.sh looks for it.)
+
+SANLOG_DIR := $(if $(SANITIZE),$(abspath $(BUILD))/sanitizer-logs)
+RUN_TEST := SANLOG_DIR=$(SANLOG_DIR) EMU='$(EMU)' sh tests/run_test.sh
 
 CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
 CHECK_LIBS     := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
@@ -94,19 +103,19 @@ $(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $
 
 # $(1) = variant: every tests/c/test_*.c links the variant's library and the workloads.
 define VARIANT_TEST_RULES
-$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) $(wildcard tests/c/*.h) workloads/workload.h $(TEST_FW_OBJ)
+$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) $(wildcard tests/c/*.h) $(wildcard workloads/*.h) $(TEST_FW_OBJ)
 	@mkdir -p $$(@D)
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
-	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$(EMU) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
+	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$(RUN_TEST) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS) | $(TEST_FW_FIRST)
-	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $(EMU) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
+	@st=0; for t in $^; do echo "== $$t$(if $(TEST_FW_NOTE), $(TEST_FW_NOTE))"; $(TEST_FW_ENV) $(RUN_TEST) $$t $(CRITERION_FLAGS) || st=1; done; exit $$st
 
 test-c: test-unit $(patsubst %,test-c-%,$(VARIANTS))
 

@@ -31,6 +31,7 @@
 
 #include "bthread.h"
 #include "butex.h"
+#include "timeutil.h"
 #include "workload.h"
 
 typedef struct blocked_run {
@@ -59,12 +60,7 @@ static void *blocked_task(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)sb_clock_ns(CLOCK_MONOTONIC) * 1e-9; }
 
 /* A "VmXXX:   1234 kB" line of /proc/self/status, in MiB; -1 if absent. */
 static double status_mb(const char *key)

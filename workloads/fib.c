@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "bthread.h"
+#include "wl_defs.h"
 #include "workload.h"
 
 typedef struct fib_task {
@@ -48,10 +49,6 @@ static void fib_run(fib_task_t *t)
     t->spawns = child.spawns + inline_part.spawns + (uint64_t)spawned;
 }
 
-static uint64_t fib_seq_rec(long n) { return n < 2 ? (uint64_t)n : fib_seq_rec(n - 1) + fib_seq_rec(n - 2); }
-
-static uint64_t fib_sequential(const long *args) { return fib_seq_rec(args[0]); }
-
 static int fib_parallel(const long *args, wl_run_t *out)
 {
     /* The root is a bthread too, so every join but the last happens inside the
@@ -72,13 +69,13 @@ static int fib_parallel(const long *args, wl_run_t *out)
 static workload_t fib = {
     .name = "fib",
     .summary = "fib(n): spawn fib(n-1), compute fib(n-2) inline, join (spawn/steal cost)",
-    .arg_names = {"n"},
+    .arg_names = WL_FIB_ARGS,
     .bench = {{25}, {30}},
     .nbench = 2,
     .full = {{35}},
     .nfull = 1,
     .test = {18},
-    .sequential = fib_sequential,
+    .sequential = wl_fib_answer,
     .parallel = fib_parallel,
 };
 WORKLOAD_REGISTER(fib)

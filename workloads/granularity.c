@@ -13,7 +13,8 @@
  * and metg_us = the granularity of the finest step still at >= 50% efficiency, walking
  * from the coarsest and stopping at the first step below (no interpolation; -1 when even
  * the coarsest step is below 50%).  Counters: metg_us and eff_<grain>us per step.
- * wl_metg() in wl_kernel.h does this arithmetic for the references too.
+ * wl_granularity_run() and wl_metg() in wl_kernel.h do the sweep and this arithmetic
+ * for the references too.
  *
  * args: tasks (per step).  items = all tasks of the sweep; answer = the sum of every
  * task's checksum term.
@@ -22,7 +23,7 @@
 #include <stdlib.h>
 
 #include "bthread.h"
-#include "wl_kernel.h"
+#include "wl_defs.h"
 #include "workload.h"
 
 typedef struct gran_step gran_step_t;
@@ -65,67 +66,52 @@ static void *gran_root_main(void *arg)
     return NULL;
 }
 
-static uint64_t gran_sequential(const long *args) { return wl_granularity_checksum(args[0]); }
-
-/* The sequential times of the last task count measured (harness thread only). */
-static struct {
-    long tasks;
-    uint64_t ns[WL_GRAIN_COUNT];
-} gran_seq_cache;
+/* One step on bthreads: the root starts every task and joins them (wl_granularity_run
+ * times it from here). */
+static int gran_step(void *ctx, int g, long tasks, uint64_t iters, uint64_t *sum)
+{
+    gran_step_t *st = ctx;
+    st->g = g;
+    st->iters = iters;
+    bthread_t root;
+    int rc = bthread_start_background(&root, &BTHREAD_ATTR_SMALL, gran_root_main, st);
+    if (rc == 0)
+        rc = bthread_join(root, NULL);
+    uint64_t s = 0;
+    for (long i = 0; i < tasks; i++)
+        s += st->task[i].sum;
+    *sum = s;
+    return rc;
+}
 
 static int gran_parallel(const long *args, wl_run_t *out)
 {
     long tasks = args[0];
     if (tasks < 1)
         return EINVAL;
-    if (gran_seq_cache.tasks != tasks) {
-        for (int g = 0; g < WL_GRAIN_COUNT; g++)
-            (void)wl_granularity_step(g, tasks, &gran_seq_cache.ns[g]);
-        gran_seq_cache.tasks = tasks;
-    }
     gran_step_t st = {.tasks = tasks};
     st.task = calloc((size_t)tasks, sizeof *st.task);
     st.tid = calloc((size_t)tasks, sizeof *st.tid);
-    if (!st.task || !st.tid) {
-        free(st.task);
-        free(st.tid);
-        return ENOMEM;
-    }
-    uint64_t wall_ns[WL_GRAIN_COUNT], sum = 0;
-    int rc = 0;
-    for (int g = 0; g < WL_GRAIN_COUNT && rc == 0; g++) {
-        st.g = g;
-        st.iters = wl_grain_iters(wl_grains_us[g]);
-        for (long i = 0; i < tasks; i++)
-            st.task[i].step = &st;
-        bthread_t root;
-        uint64_t t0 = wl_now_ns();
-        rc = bthread_start_background(&root, &BTHREAD_ATTR_SMALL, gran_root_main, &st);
-        if (rc == 0)
-            rc = bthread_join(root, NULL);
-        wall_ns[g] = wl_now_ns() - t0;
-        for (long i = 0; i < tasks; i++)
-            sum += st.task[i].sum;
-    }
+    int rc = st.task && st.tid ? 0 : ENOMEM;
+    for (long i = 0; rc == 0 && i < tasks; i++)
+        st.task[i].step = &st;
+    if (rc == 0)
+        rc = wl_granularity_run(tasks, bthread_getconcurrency(), gran_step, &st, out);
     free(st.task);
     free(st.tid);
-    if (rc != 0)
-        return rc;
-
-    wl_granularity_result(out, sum, gran_seq_cache.ns, wall_ns, tasks, bthread_getconcurrency());
-    return 0;
+    return rc;
 }
 
 static workload_t granularity = {
     .name = "granularity",
     .summary = "Task Bench METG(50%): efficiency of independent tasks from 1000 us to 1 us",
-    .arg_names = {"tasks"},
+    .arg_names = WL_GRANULARITY_ARGS,
     .bench = {{500}},
     .nbench = 1,
     .full = {{2000}},
     .nfull = 1,
     .test = {40},
-    .sequential = gran_sequential,
+    .sequential = wl_granularity_answer,
     .parallel = gran_parallel,
 };
 WORKLOAD_REGISTER(granularity)

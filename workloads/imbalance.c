@@ -18,17 +18,19 @@
  * list (a "skewed task list"), so that a contiguous split of the list is unbalanced; how
  * much that costs a variant depends on where it places tasks it cannot steal.
  *
- * args: imbalance, grain_us, tasks, submitters, late, skew.  items = tasks; answer = the
- * sum of the tasks' checksum terms (wl_imbalance_task).
+ * args: imbalance, grain_us, tasks, submitters, late, skew (wl_imbalance_t in wl_defs.h,
+ * shared with the reference rows).  items = tasks; answer = the sum of the tasks'
+ * checksum terms (wl_imbalance_task, wl_imbalance_answer).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include "bthread.h"
-#include "wl_kernel.h"
+#include "timeutil.h"
+#include "wl_defs.h"
 #include "workload.h"
 
 typedef struct imb_run imb_run_t;
@@ -39,9 +41,7 @@ typedef struct imb_task {
 } imb_task_t;
 
 struct imb_run {
-    long tasks, submitters, late;
-    int skew;
-    double imbalance;
+    wl_imbalance_t p;  /* the arguments */
     uint64_t iters;    /* kernel iterations of a nominal task */
     uint64_t start_ns; /* when the run began (wl_now_ns) */
     uint64_t delay_ns; /* how long late submitters wait after start_ns */
@@ -61,17 +61,10 @@ static void *imb_task_main(void *arg)
 {
     imb_task_t *t = arg;
     imb_run_t *r = t->run;
-    t->sum = wl_imbalance_task((uint64_t)(t - r->task), (uint64_t)r->tasks, r->iters,
-                               r->imbalance, r->skew);
+    t->sum = wl_imbalance_task((uint64_t)(t - r->task), (uint64_t)r->p.tasks, r->iters,
+                               r->p.imbalance, r->p.skew);
     bthread_countdown_signal(&r->done, 1);
     return NULL;
-}
-
-static void imb_sleep_until(uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        ;
 }
 
 static void *imb_submitter_main(void *arg)
@@ -79,9 +72,9 @@ static void *imb_submitter_main(void *arg)
     imb_submitter_t *sub = arg;
     imb_run_t *r = sub->run;
     long first, last;
-    wl_submitter_share(r->tasks, r->submitters, sub->s, &first, &last);
-    if (wl_submitter_is_late(sub->s, r->submitters, r->late))
-        imb_sleep_until(r->start_ns + r->delay_ns);
+    wl_submitter_share(r->p.tasks, r->p.submitters, sub->s, &first, &last);
+    if (wl_submitter_is_late(sub->s, r->p.submitters, r->p.late))
+        sb_sleep_until_ns((int64_t)(r->start_ns + r->delay_ns));
     for (long i = first; i < last; i++) {
         int rc = bthread_start_background(&r->tid[i], &BTHREAD_ATTR_SMALL, imb_task_main,
                                           &r->task[i]);
@@ -98,46 +91,31 @@ static void *imb_submitter_main(void *arg)
     return NULL;
 }
 
-static uint64_t imb_sequential(const long *args)
-{
-    return wl_imbalance_checksum(args[2], wl_grain_iters((double)args[1]), (double)args[0],
-                                 args[5] != 0);
-}
-
 static int imb_parallel(const long *args, wl_run_t *out)
 {
-    imb_run_t r = {
-        .imbalance = (double)args[0],
-        .tasks = args[2],
-        .submitters = args[3],
-        .late = args[4],
-        .skew = args[5] != 0,
-    };
-    if (args[0] < 0 || args[1] < 0 || r.tasks < 1 || r.tasks > INT32_MAX || r.submitters < 1 ||
-        r.late < 0)
+    imb_run_t r;
+    memset(&r, 0, sizeof r);
+    if (wl_imbalance_parse(args, &r.p) != 0 || r.p.tasks > INT32_MAX) /* countdown: int */
         return EINVAL;
-    r.iters = wl_grain_iters((double)args[1]);
-    r.delay_ns = r.late ? (uint64_t)(1000.0 * wl_late_delay_us(r.tasks, r.submitters,
-                                                               (double)args[1],
-                                                               bthread_getconcurrency()))
-                        : 0;
+    r.iters = wl_grain_iters(r.p.grain_us);
+    r.delay_ns = wl_imbalance_delay_ns(&r.p, bthread_getconcurrency());
     atomic_init(&r.err, 0);
-    r.task = calloc((size_t)r.tasks, sizeof *r.task);
-    r.tid = calloc((size_t)r.tasks, sizeof *r.tid);
-    imb_submitter_t *sub = calloc((size_t)r.submitters, sizeof *sub);
-    int rc = (r.task && r.tid && sub) ? bthread_countdown_init(&r.done, (int)r.tasks) : ENOMEM;
+    r.task = calloc((size_t)r.p.tasks, sizeof *r.task);
+    r.tid = calloc((size_t)r.p.tasks, sizeof *r.tid);
+    imb_submitter_t *sub = calloc((size_t)r.p.submitters, sizeof *sub);
+    int rc = (r.task && r.tid && sub) ? bthread_countdown_init(&r.done, (int)r.p.tasks) : ENOMEM;
     if (rc != 0) {
         free(r.task);
         free(r.tid);
         free(sub);
         return rc;
     }
-    for (long i = 0; i < r.tasks; i++)
+    for (long i = 0; i < r.p.tasks; i++)
         r.task[i].run = &r;
 
     r.start_ns = wl_now_ns();
     long started = 0;
-    for (; started < r.submitters; started++) {
+    for (; started < r.p.submitters; started++) {
         sub[started].run = &r;
         sub[started].s = started;
         rc = pthread_create(&sub[started].thread, NULL, imb_submitter_main, &sub[started]);
@@ -147,7 +125,7 @@ static int imb_parallel(const long *args, wl_run_t *out)
     if (rc != 0) {
         /* Submit the missing shares from here, so every task still runs and the
          * countdown ends; then report the error. */
-        for (long s = started; s < r.submitters; s++) {
+        for (long s = started; s < r.p.submitters; s++) {
             sub[s].run = &r;
             sub[s].s = s;
             imb_submitter_main(&sub[s]);
@@ -157,7 +135,7 @@ static int imb_parallel(const long *args, wl_run_t *out)
     for (long s = 0; s < started; s++)
         pthread_join(sub[s].thread, NULL);
     uint64_t sum = 0;
-    for (long i = 0; i < r.tasks; i++) {
+    for (long i = 0; i < r.p.tasks; i++) {
         if (r.tid[i])
             bthread_join(r.tid[i], NULL);
         sum += r.task[i].sum;
@@ -171,7 +149,7 @@ static int imb_parallel(const long *args, wl_run_t *out)
     if (rc != 0)
         return rc;
     out->answer = sum;
-    out->items = (double)r.tasks;
+    out->items = (double)r.p.tasks;
     wl_counter_add(out, "iters_per_us", wl_iters_per_us());
     wl_counter_add(out, "late_delay_us", (double)r.delay_ns / 1000.0);
     return 0;
@@ -180,7 +158,7 @@ static int imb_parallel(const long *args, wl_run_t *out)
 static workload_t imbalance = {
     .name = "imbalance",
     .summary = "Task Bench load imbalance: uneven independent tasks from foreign submitters",
-    .arg_names = {"imbalance", "grain_us", "tasks", "submitters", "late", "skew"},
+    .arg_names = WL_IMBALANCE_ARGS,
     .bench = {{0, 10, 20000, 1, 0, 0},
               {2, 10, 20000, 1, 0, 0},
               {2, 10, 20000, 1, 0, 1},
@@ -196,7 +174,7 @@ static workload_t imbalance = {
     .test = {2, 5, 400, 3, 1, 0},
     .test_more = {{2, 5, 400, 2, 0, 1}, {0, 1, 300, 1, 0, 0}},
     .ntest_more = 2,
-    .sequential = imb_sequential,
+    .sequential = wl_imbalance_answer,
     .parallel = imb_parallel,
 };
 WORKLOAD_REGISTER(imbalance)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "bthread.h"
+#include "timeutil.h"
 #include "workload.h"
 
 #define LAT_CHUNK_NS 50000 /* one chunk of background work */
@@ -41,12 +42,7 @@ typedef struct lat_probe {
     bthread_t tid;
 } lat_probe_t;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static uint64_t now_ns(void) { return (uint64_t)sb_clock_ns(CLOCK_MONOTONIC); }
 
 static void *lat_background(void *arg)
 {

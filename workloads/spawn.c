@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "bthread.h"
+#include "wl_defs.h"
 #include "workload.h"
 
 typedef struct spawn_run {
@@ -35,15 +36,6 @@ static void *spawn_task(void *arg)
     atomic_fetch_add_explicit(&s->run->sum, s->id, memory_order_relaxed);
     bthread_countdown_signal(&s->run->done, 1);
     return NULL;
-}
-
-static uint64_t spawn_sequential(const long *args)
-{
-    uint64_t n = (uint64_t)args[0];
-    uint64_t sum = 0;
-    for (uint64_t i = 0; i < n; i++)
-        sum += i;
-    return sum;
 }
 
 static int spawn_parallel(const long *args, wl_run_t *out)
@@ -87,13 +79,13 @@ static int spawn_parallel(const long *args, wl_run_t *out)
 static workload_t spawn = {
     .name = "spawn",
     .summary = "n tiny tasks submitted from one foreign pthread (remote-queue path)",
-    .arg_names = {"n"},
+    .arg_names = WL_SPAWN_ARGS,
     .bench = {{100000}},
     .nbench = 1,
     .full = {{1000000}},
     .nfull = 1,
     .test = {2000},
-    .sequential = spawn_sequential,
+    .sequential = wl_spawn_answer,
     .parallel = spawn_parallel,
 };
 WORKLOAD_REGISTER(spawn)

@@ -21,11 +21,13 @@
 #ifndef SCHEDBENCH_WL_KERNEL_H
 #define SCHEDBENCH_WL_KERNEL_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "timeutil.h" /* common/: header-only clock helpers */
 #include "workload.h" /* wl_run_t, wl_counter_add */
 
 /* splitmix64's finalizer: a bijective 64-bit mix. */
@@ -69,12 +71,7 @@ static inline uint64_t wl_opaque(uint64_t v)
     return v;
 }
 
-static inline uint64_t wl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static inline uint64_t wl_now_ns(void) { return (uint64_t)sb_clock_ns(CLOCK_MONOTONIC); }
 
 /* One process-wide cache (a weak definition: every translation unit that includes this
  * header shares it).  Written and read only by the thread that sets up runs. */
@@ -255,6 +252,49 @@ static inline void wl_granularity_result(wl_run_t *out, uint64_t sum, const uint
     wl_counter_add(out, "metg_us", metg);
     for (int g = 0; g < WL_GRAIN_COUNT; g++)
         wl_counter_add(out, wl_grain_eff_names[g], eff[g]);
+}
+
+/* One step of the sweep on the runtime measured: tasks i = 0..tasks-1, each
+ * wl_granularity_task(g, i, iters), started by one task and waited for; *sum = the sum
+ * of their terms.  0, or an errno value. */
+typedef int wl_granularity_step_fn(void *ctx, int g, long tasks, uint64_t iters,
+                                   uint64_t *sum);
+
+/* The sequential times of the last task count measured (one per process, shared by
+ * every translation unit like wl_iters_per_us_cache; the thread that sets up runs). */
+typedef struct wl_granularity_seq {
+    long tasks;
+    uint64_t ns[WL_GRAIN_COUNT];
+} wl_granularity_seq_t;
+__attribute__((weak)) wl_granularity_seq_t wl_granularity_seq_cache;
+
+/* The granularity workload's parallel run, the same for the bthread workload and the
+ * reference runtimes: the sequential times (measured at the first run with this task
+ * count, then kept), every step through `step`, each timed from the caller, then
+ * wl_granularity_result.  0, or the first step's error. */
+static inline int wl_granularity_run(long tasks, int workers, wl_granularity_step_fn *step,
+                                     void *ctx, wl_run_t *out)
+{
+    wl_granularity_seq_t *seq = &wl_granularity_seq_cache;
+    if (tasks < 1)
+        return EINVAL;
+    if (seq->tasks != tasks) {
+        for (int g = 0; g < WL_GRAIN_COUNT; g++)
+            (void)wl_granularity_step(g, tasks, &seq->ns[g]);
+        seq->tasks = tasks;
+    }
+    uint64_t wall_ns[WL_GRAIN_COUNT], sum = 0;
+    for (int g = 0; g < WL_GRAIN_COUNT; g++) {
+        uint64_t iters = wl_grain_iters(wl_grains_us[g]), s = 0;
+        uint64_t t0 = wl_now_ns();
+        int rc = step(ctx, g, tasks, iters, &s);
+        wall_ns[g] = wl_now_ns() - t0;
+        if (rc != 0)
+            return rc;
+        sum += s;
+    }
+    wl_granularity_result(out, sum, seq->ns, wall_ns, tasks, workers);
+    return 0;
 }
 
 #endif /* SCHEDBENCH_WL_KERNEL_H */

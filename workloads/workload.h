@@ -2,7 +2,10 @@
  * workload.h -- how a workload describes itself to the benchmark harness and the tests.
  *
  * A workload is one file, workloads/<name>.c, written in plain C against
- * common/bthread.h (and common/butex.h) only, so it runs unchanged on every variant.  It
+ * common/bthread.h (and common/butex.h) only, so it runs unchanged on every variant
+ * (common/timeutil.h, header-only clock helpers, is the one other header it may use).
+ * What the reference rows share with a workload (argument names, named parameters,
+ * sequential answer) is in workloads/wl_defs.h; the work of a task in wl_kernel.h.  It
  * fills one workload_t and registers it with WORKLOAD_REGISTER(); the build links every
  * workloads/<name>.c into build/<v>/bench and into the workload tests, and both walk the
  * registry.  Nothing else lists workloads by hand.

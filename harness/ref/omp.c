@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "ref.h"
-#include "wl_kernel.h"
+#include "wl_defs.h"
 
 #define REF_STR2(x) #x
 #define REF_STR(x) REF_STR2(x)
@@ -41,7 +41,8 @@ int ref_init(int workers)
 
 bool ref_supports(const char *workload, const long *args)
 {
-    return !(strcmp(workload, "imbalance") == 0 && args[4] != 0);
+    wl_imbalance_t p;
+    return !(strcmp(workload, "imbalance") == 0 && wl_imbalance_parse(args, &p) == 0 && p.late);
 }
 
 static uint64_t fib_task(long n, uint64_t *spawns)
@@ -90,12 +91,13 @@ int ref_spawn(const long *args, wl_run_t *out)
 
 int ref_imbalance(const long *args, wl_run_t *out)
 {
-    double imbalance = (double)args[0];
-    long tasks = args[2], submitters = args[3];
-    int skew = args[5] != 0;
-    if (args[0] < 0 || args[1] < 0 || tasks < 1 || submitters < 1 || args[4] != 0)
+    wl_imbalance_t p;
+    if (wl_imbalance_parse(args, &p) != 0 || p.late) /* late: see ref_supports */
         return EINVAL;
-    uint64_t iters = wl_grain_iters((double)args[1]);
+    const double imbalance = p.imbalance;
+    const long tasks = p.tasks, submitters = p.submitters;
+    const int skew = p.skew;
+    uint64_t iters = wl_grain_iters(p.grain_us);
     uint64_t *sums = calloc((size_t)tasks, sizeof *sums);
     if (!sums)
         return ENOMEM;

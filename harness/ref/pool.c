@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 #include "ref.h"
-#include "wl_kernel.h"
+#include "timeutil.h"
+#include "wl_defs.h"
 
 const char ref_variant[] = "pool";
 const char ref_runtime[] = "pthread mutex+condvar pool";
@@ -186,9 +187,7 @@ int ref_spawn(const long *args, wl_run_t *out)
 /* ---- imbalance: P submitter threads, each queueing its share one task at a time ---- */
 
 struct imb_run {
-    double imbalance;
-    long tasks, submitters, late;
-    int skew;
+    wl_imbalance_t p; /* the arguments */
     uint64_t iters, start_ns, delay_ns;
     uint64_t *sums;
     struct latch done;
@@ -203,8 +202,8 @@ struct imb_submitter {
 static void imb_task(void *ctx, long i)
 {
     struct imb_run *r = ctx;
-    r->sums[i] = wl_imbalance_task((uint64_t)i, (uint64_t)r->tasks, r->iters, r->imbalance,
-                                   r->skew);
+    r->sums[i] = wl_imbalance_task((uint64_t)i, (uint64_t)r->p.tasks, r->iters, r->p.imbalance,
+                                   r->p.skew);
     latch_count_down(&r->done);
 }
 
@@ -212,14 +211,10 @@ static void *imb_submit(void *arg)
 {
     struct imb_submitter *sub = arg;
     struct imb_run *r = sub->run;
-    if (wl_submitter_is_late(sub->s, r->submitters, r->late)) {
-        uint64_t at = r->start_ns + r->delay_ns;
-        struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
-    }
+    if (wl_submitter_is_late(sub->s, r->p.submitters, r->p.late))
+        sb_sleep_until_ns((int64_t)(r->start_ns + r->delay_ns));
     long first, last;
-    wl_submitter_share(r->tasks, r->submitters, sub->s, &first, &last);
+    wl_submitter_share(r->p.tasks, r->p.submitters, sub->s, &first, &last);
     for (long i = first; i < last; i++)
         pool_submit(imb_task, r, i);
     return NULL;
@@ -227,30 +222,28 @@ static void *imb_submit(void *arg)
 
 int ref_imbalance(const long *args, wl_run_t *out)
 {
-    struct imb_run r = {.imbalance = (double)args[0], .tasks = args[2], .submitters = args[3],
-                        .late = args[4], .skew = args[5] != 0};
-    if (args[0] < 0 || args[1] < 0 || r.tasks < 1 || r.submitters < 1 || r.late < 0)
+    struct imb_run r;
+    memset(&r, 0, sizeof r);
+    if (wl_imbalance_parse(args, &r.p) != 0)
         return EINVAL;
-    r.iters = wl_grain_iters((double)args[1]);
-    if (r.late)
-        r.delay_ns = (uint64_t)(1000.0 * wl_late_delay_us(r.tasks, r.submitters,
-                                                          (double)args[1], pool.workers));
-    r.sums = calloc((size_t)r.tasks, sizeof *r.sums);
-    struct imb_submitter *subs = calloc((size_t)r.submitters, sizeof *subs);
+    r.iters = wl_grain_iters(r.p.grain_us);
+    r.delay_ns = wl_imbalance_delay_ns(&r.p, pool.workers);
+    r.sums = calloc((size_t)r.p.tasks, sizeof *r.sums);
+    struct imb_submitter *subs = calloc((size_t)r.p.submitters, sizeof *subs);
     if (!r.sums || !subs) {
         free(r.sums);
         free(subs);
         return ENOMEM;
     }
-    latch_init(&r.done, r.tasks);
+    latch_init(&r.done, r.p.tasks);
     r.start_ns = wl_now_ns();
     long started = 0;
-    for (; started < r.submitters; started++) {
+    for (; started < r.p.submitters; started++) {
         subs[started] = (struct imb_submitter){.run = &r, .s = started};
         if (pthread_create(&subs[started].thread, NULL, imb_submit, &subs[started]) != 0)
             break;
     }
-    for (long s = started; s < r.submitters; s++) {
+    for (long s = started; s < r.p.submitters; s++) {
         subs[s] = (struct imb_submitter){.run = &r, .s = s};
         imb_submit(&subs[s]); /* no thread to spare: submit that share from here */
     }
@@ -258,12 +251,12 @@ int ref_imbalance(const long *args, wl_run_t *out)
         pthread_join(subs[s].thread, NULL);
     latch_wait(&r.done);
     uint64_t sum = 0;
-    for (long i = 0; i < r.tasks; i++)
+    for (long i = 0; i < r.p.tasks; i++)
         sum += r.sums[i];
     free(r.sums);
     free(subs);
     out->answer = sum;
-    out->items = (double)r.tasks;
+    out->items = (double)r.p.tasks;
     wl_counter_add(out, "iters_per_us", wl_iters_per_us());
     wl_counter_add(out, "late_delay_us", (double)r.delay_ns / 1000.0);
     return 0;

@@ -1,19 +1,22 @@
 /*
  * ref.h -- what one reference runtime (oneTBB, OpenMP, a pthread pool) provides to the
- * shared reference benchmark main (ref_main.cc).  Each runtime is one file,
- * harness/ref/<r>.c or .cc, implementing the functions below; ref_main.cc turns them into
- * build/ref/<r>/bench, a Google Benchmark binary whose benchmark names, argument sets,
- * flags and JSON match build/<variant>/bench, so run.py plots it as one more row.
+ * reference main (ref_main.c), which runs it under the same bench driver as the variants
+ * (harness/driver.h).  Each runtime is one file, harness/ref/<r>.c or .cc, implementing
+ * the functions below; the result is build/ref/<r>/bench, whose benchmark names,
+ * argument sets, flags and JSON match build/<variant>/bench, so run.py plots it as one
+ * more row.
  *
  * The workloads are re-implemented on the runtime's own idioms but do the same work with
- * the same kernels (workloads/wl_kernel.h) and give the same answers as the C workloads:
+ * the same kernels (workloads/wl_kernel.h), read their arguments the same way and give
+ * the same answers (workloads/wl_defs.h) as the C workloads:
  *   fib(n)         spawn fib(n-1), compute fib(n-2), join;  answer fib(n), items = spawns
  *   spawn(n)       n tiny tasks from one submitting thread;  answer n(n-1)/2, items = n
- *   imbalance(...) Task Bench imbalance tasks from P submitters; answer/items as
- *                  workloads/imbalance.c
+ *   imbalance(...) Task Bench imbalance tasks from P submitters (wl_imbalance_parse);
+ *                  answer/items as workloads/imbalance.c
  *   granularity(tasks)  METG sweep; answer/items/counters as workloads/granularity.c
- *                  (the sweep is shared: a runtime runs one step, ref_granularity_step)
- * No reference uses common/bthread.h.
+ *                  (the sweep is shared, wl_granularity_run: a runtime runs one step,
+ *                  ref_granularity_step)
+ * No reference links the scheduler: a row is the runtime, the driver, and nothing else.
  */
 #ifndef SCHEDBENCH_REF_H
 #define SCHEDBENCH_REF_H

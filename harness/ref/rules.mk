@@ -9,8 +9,9 @@
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
 #                          checked (harness/ref/refcheck.py); part of `make test`
 #
-# The binaries share ref_main.cc (flags, registration, answer checks, JSON context) and
-# differ only in the file that implements harness/ref/ref.h.  Their benchmark lists come
+# The binaries share ref_main.c and the bench driver of the variants (harness/driver.c:
+# flags, registration, answer checks, JSON context) and differ only in the file that
+# implements harness/ref/ref.h.  Their benchmark lists come
 # from the first variant's bench (sets.h, generated below), so they measure exactly the
 # argument sets the variants do.  Not built under SANITIZE (the runtimes are not
 # instrumented; their results would say nothing), nor for ARCH=aarch64 (oneTBB and
@@ -22,10 +23,10 @@ REF_WITHOUT_pool := fib
 REF_LIST_FROM := $(BUILD)/$(firstword $(VARIANTS))/bench # any variant lists the same sets
 REF_DIR := $(BUILD)/ref
 OMP_CC ?= gcc
-REF_CPPFLAGS := -D_GNU_SOURCE -Iworkloads -Iharness/ref -I$(REF_DIR)
-REF_HDRS := harness/ref/ref.h workloads/wl_kernel.h workloads/workload.h $(REF_DIR)/sets.h
-REF_GIT_REV := $(or $(GIT_REV),$(shell git rev-parse --short HEAD 2>/dev/null),unknown)
-REF_DEFS = -DSCHEDBENCH_CFLAGS='"$(1)"' -DSCHEDBENCH_GIT_REV='"$(REF_GIT_REV)"'
+REF_CPPFLAGS := -D_GNU_SOURCE -Icommon -Iworkloads -Iharness -Iharness/ref -I$(REF_DIR)
+REF_HDRS := harness/ref/ref.h workloads/wl_kernel.h workloads/wl_defs.h workloads/workload.h \
+            common/timeutil.h $(REF_DIR)/sets.h
+REF_DEFS = -DSCHEDBENCH_CFLAGS='"$(strip $(1))"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"'
 REF_CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
 REF_OMPFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread -fopenmp $(EXTRA_CFLAGS)
 REF_CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
@@ -47,16 +48,29 @@ $(REF_DIR)/sets.h: $(REF_LIST_FROM) harness/ref/rules.mk
 	    echo "    0};"; \
 	  done; } > $@.tmp && mv $@.tmp $@
 
-# Each reference's main, compiled with its own flags recorded in the JSON context.
-$(REF_DIR)/tbb/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
+# Each reference's main, compiled by the row's C compiler, with the flags of the row's
+# runtime recorded in the JSON context; rebuilt when the revision or flags change (the
+# bench stamp, harness/rules.mk).
+REF_MAIN_DEPS := harness/ref/ref_main.c harness/driver.h workloads/wl_defs.h $(REF_HDRS) $(BENCH_STAMP)
+$(REF_DIR)/tbb/ref_main.o: $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
-	$(CXX) $(REF_CPPFLAGS) $(call REF_DEFS,$(CXX) $(REF_CXXFLAGS)) $(REF_CXXFLAGS) -c $< -o $@
-$(REF_DIR)/omp/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
+	$(CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(CXX) $(REF_CXXFLAGS)) $(REF_CFLAGS) -c $< -o $@
+$(REF_DIR)/omp/ref_main.o: $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
-	$(CXX) $(REF_CPPFLAGS) $(call REF_DEFS,$(OMP_CC) $(REF_OMPFLAGS)) $(REF_CXXFLAGS) -c $< -o $@
-$(REF_DIR)/pool/ref_main.o: harness/ref/ref_main.cc $(REF_HDRS)
+	$(OMP_CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(OMP_CC) $(REF_OMPFLAGS)) $(REF_CFLAGS) -c $< -o $@
+$(REF_DIR)/pool/ref_main.o: $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
-	$(CXX) $(REF_CPPFLAGS) $(call REF_DEFS,$(CC) $(REF_CFLAGS)) $(REF_CXXFLAGS) -c $< -o $@
+	$(CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(CC) $(REF_CFLAGS)) $(REF_CFLAGS) -c $< -o $@
+
+# What every row shares: the bench driver, the workload registry, and the topology line
+# (common/topology.c on its own: hwloc only, no scheduler core).
+REF_SHARED := $(REF_DIR)/shared/driver.o $(REF_DIR)/shared/workload.o $(REF_DIR)/shared/topology.o
+$(REF_DIR)/shared/driver.o: harness/driver.c harness/driver.h harness/shim.h $(REF_HDRS)
+$(REF_DIR)/shared/workload.o: workloads/workload.c workloads/workload.h
+$(REF_DIR)/shared/topology.o: common/topology.c common/topology.h
+$(REF_SHARED):
+	@mkdir -p $(@D)
+	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 
 $(REF_DIR)/tbb/tbb.o: harness/ref/tbb.cc $(REF_HDRS)
 	@mkdir -p $(@D)
@@ -68,12 +82,12 @@ $(REF_DIR)/pool/pool.o: harness/ref/pool.c $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 
-$(REF_DIR)/tbb/bench: $(REF_DIR)/tbb/ref_main.o $(REF_DIR)/tbb/tbb.o
+$(REF_DIR)/tbb/bench: $(REF_DIR)/tbb/ref_main.o $(REF_DIR)/tbb/tbb.o $(REF_SHARED) $(SHIM_OBJ)
 	$(CXX) $(REF_CXXFLAGS) $^ -ltbb $(REF_LIBS) -o $@
 # Linked by the OpenMP compiler's driver so that its runtime (libgomp) comes along.
-$(REF_DIR)/omp/bench: $(REF_DIR)/omp/ref_main.o $(REF_DIR)/omp/omp.o
+$(REF_DIR)/omp/bench: $(REF_DIR)/omp/ref_main.o $(REF_DIR)/omp/omp.o $(REF_SHARED) $(SHIM_OBJ)
 	$(OMP_CC) -fopenmp $^ -lstdc++ $(REF_LIBS) -o $@
-$(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o
+$(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o $(REF_SHARED) $(SHIM_OBJ)
 	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@
 
 refs: $(patsubst %,$(REF_DIR)/%/bench,$(REFERENCES))

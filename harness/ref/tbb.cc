@@ -31,7 +31,8 @@
 #include <vector>
 
 #include "ref.h"
-#include "wl_kernel.h"
+#include "timeutil.h"
+#include "wl_defs.h"
 
 #define REF_STR2(x) #x
 #define REF_STR(x) REF_STR2(x)
@@ -116,21 +117,19 @@ extern "C" int ref_spawn(const long *args, wl_run_t *out)
 
 extern "C" int ref_imbalance(const long *args, wl_run_t *out)
 {
-    double imbalance = (double)args[0];
-    long tasks = args[2], submitters = args[3], late = args[4];
-    int skew = args[5] != 0;
-    if (args[0] < 0 || args[1] < 0 || tasks < 1 || submitters < 1 || late < 0)
+    wl_imbalance_t p;
+    if (wl_imbalance_parse(args, &p) != 0)
         return EINVAL;
-    uint64_t iters = wl_grain_iters((double)args[1]);
-    uint64_t delay_ns =
-        late ? (uint64_t)(1000.0 * wl_late_delay_us(tasks, submitters, (double)args[1], g_workers))
-             : 0;
+    const long tasks = p.tasks, submitters = p.submitters;
+    const double imbalance = p.imbalance;
+    const int skew = p.skew;
+    uint64_t iters = wl_grain_iters(p.grain_us);
+    uint64_t delay_ns = wl_imbalance_delay_ns(&p, g_workers);
     std::vector<uint64_t> sums((size_t)tasks);
     uint64_t start = wl_now_ns();
     auto submit = [&](long s) {
-        if (wl_submitter_is_late(s, submitters, late))
-            std::this_thread::sleep_for(std::chrono::nanoseconds(
-                (int64_t)(start + delay_ns) - (int64_t)wl_now_ns()));
+        if (wl_submitter_is_late(s, submitters, p.late))
+            sb_sleep_until_ns((int64_t)(start + delay_ns));
         long first, last;
         wl_submitter_share(tasks, submitters, s, &first, &last);
         g_arena->execute([&] {

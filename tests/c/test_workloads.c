@@ -7,15 +7,21 @@
  * each instance in its own process, so each starts the scheduler afresh with its own
  * worker count.  Parameters are copied into that process: they hold the workload's
  * name, not a pointer.
+ *
+ * Also: the definitions the reference rows share with the workloads (wl_defs.h: argument
+ * names, named imbalance parameters, sequential answers) are the registered workloads'
+ * own.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bthread.h"
+#include "wl_defs.h"
 #include "workload.h"
 
 typedef struct wl_case {
@@ -97,4 +103,67 @@ Test(workloads, registry_is_well_formed, .timeout = 10)
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
         cr_assert_not_null(workload_find(mine[i]), "workload %s missing", mine[i]);
     cr_assert_geq(count, 6);
+}
+
+/* wl_defs.h is what the reference rows use in place of the workloads: it must say what
+ * the registered workloads say (argument names, answers), with known values. */
+typedef struct wl_def_case {
+    const char *name;
+    const char *arg_names[WL_MAX_ARGS];
+    uint64_t (*answer)(const long *args);
+} wl_def_case_t;
+
+Test(workloads, shared_definitions_match, .timeout = 60)
+{
+    static const wl_def_case_t defs[] = {
+        {"fib", WL_FIB_ARGS, wl_fib_answer},
+        {"granularity", WL_GRANULARITY_ARGS, wl_granularity_answer},
+        {"imbalance", WL_IMBALANCE_ARGS, wl_imbalance_answer},
+        {"spawn", WL_SPAWN_ARGS, wl_spawn_answer},
+    };
+    for (size_t d = 0; d < sizeof defs / sizeof defs[0]; d++) {
+        const workload_t *w = workload_find(defs[d].name);
+        cr_assert_not_null(w, "workload %s missing", defs[d].name);
+        for (int i = 0; i < WL_MAX_ARGS; i++) {
+            cr_assert_eq(!w->arg_names[i], !defs[d].arg_names[i], "%s: argument count", w->name);
+            if (w->arg_names[i])
+                cr_assert_str_eq(w->arg_names[i], defs[d].arg_names[i], "%s: argument %d",
+                                 w->name, i);
+        }
+        cr_assert_eq(w->sequential(w->test), defs[d].answer(w->test), "%s: answer", w->name);
+    }
+    cr_assert_eq(wl_fib_answer((const long[]){18}), 2584);
+    cr_assert_eq(wl_spawn_answer((const long[]){2000}), 1999000);
+    cr_assert_eq(wl_spawn_answer((const long[]){0}), 0);
+}
+
+Test(workloads, imbalance_parameters, .timeout = 30)
+{
+    wl_imbalance_t p;
+    cr_assert_eq(wl_imbalance_parse((const long[]){2, 10, 20000, 4, 1, 1}, &p), 0);
+    cr_assert(p.imbalance == 2 && p.grain_us == 10 && p.tasks == 20000 && p.submitters == 4 &&
+              p.late && p.skew);
+    cr_assert_eq(wl_imbalance_parse((const long[]){0, 1, 1, 1, 0, 0}, &p), 0);
+    cr_assert(!p.late && !p.skew);
+    static const long bad[][WL_MAX_ARGS] = {
+        {-1, 10, 100, 1, 0, 0}, /* imbalance < 0 */
+        {2, -1, 100, 1, 0, 0},  /* grain < 0 */
+        {2, 10, 0, 1, 0, 0},    /* no task */
+        {2, 10, 100, 0, 0, 0},  /* no submitter */
+        {2, 10, 100, 1, -1, 0}, /* late < 0 */
+    };
+    const workload_t *w = workload_find("imbalance");
+    cr_assert_not_null(w);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(wl_imbalance_parse(bad[i], &p), EINVAL, "bad set %zu accepted", i);
+        wl_run_t r;
+        memset(&r, 0, sizeof r);
+        cr_assert_eq(w->parallel(bad[i], &r), EINVAL, "bad set %zu: parallel() ran", i);
+    }
+    /* the late delay: half the early half's work at perfect speedup, only when late */
+    cr_assert_eq(wl_imbalance_parse((const long[]){2, 10, 1000, 4, 1, 0}, &p), 0);
+    cr_assert_eq(wl_imbalance_delay_ns(&p, 2), 1250000u); /* 0.5 * 500 * 10 us / 2 */
+    p.late = false;
+    cr_assert_eq(wl_imbalance_delay_ns(&p, 2), 0u);
+    cr_assert_eq(bthread_shutdown(), 0);
 }

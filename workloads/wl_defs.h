@@ -1,0 +1,100 @@
+/*
+ * wl_defs.h -- what a workload *is*, apart from how it runs: its argument names, its
+ * arguments as named parameters (checked once, here), and its sequential answer.  One
+ * definition serves the bthread workloads (workloads/<name>.c), the reference rows
+ * (harness/ref/, which run the same workloads on oneTBB, OpenMP and a pthread pool and
+ * cannot link the workloads themselves) and the tests.  Header-only, C11 and C++17.
+ *
+ * Only the workloads that the reference rows also implement are here: fib, spawn,
+ * granularity, imbalance.  The work of a task (kernel, imbalance rule, granularity
+ * sweep) is in wl_kernel.h.
+ */
+#ifndef SCHEDBENCH_WL_DEFS_H
+#define SCHEDBENCH_WL_DEFS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wl_kernel.h"
+
+/* ---- fib(n): spawn fib(n-1), compute fib(n-2), join ------------------------------- */
+
+#define WL_FIB_ARGS {"n"}
+
+/* fib(n) the slow way, as the parallel version computes it: the speedup denominator. */
+static inline uint64_t wl_fib_value(long n)
+{
+    return n < 2 ? (uint64_t)n : wl_fib_value(n - 1) + wl_fib_value(n - 2);
+}
+static inline uint64_t wl_fib_answer(const long *args) { return wl_fib_value(args[0]); }
+
+/* ---- spawn(n): n tiny tasks from one submitting thread; task i adds i ------------ */
+
+#define WL_SPAWN_ARGS {"n"}
+
+static inline uint64_t wl_spawn_answer(const long *args)
+{
+    uint64_t sum = 0;
+    for (long i = 0; i < args[0]; i++)
+        sum += (uint64_t)i;
+    return sum; /* n(n-1)/2 */
+}
+
+/* ---- granularity(tasks): the METG sweep (wl_kernel.h) ------------------------------ */
+
+#define WL_GRANULARITY_ARGS {"tasks"}
+
+static inline uint64_t wl_granularity_answer(const long *args)
+{
+    return wl_granularity_checksum(args[0]);
+}
+
+/* ---- imbalance(...): Task Bench load imbalance from P submitters ------------------- */
+
+#define WL_IMBALANCE_ARGS {"imbalance", "grain_us", "tasks", "submitters", "late", "skew"}
+
+/* The imbalance workload's arguments, by name (args[] in WL_IMBALANCE_ARGS order). */
+typedef struct wl_imbalance {
+    double imbalance; /* task sizes spread over (1 +- imbalance/2) x the grain */
+    double grain_us;  /* the nominal task, in microseconds of kernel */
+    long tasks;
+    long submitters;  /* threads that submit contiguous shares of the tasks */
+    bool late;        /* the upper half of the submitters start late (wl_late_delay_us) */
+    bool skew;        /* sizes rise along the list instead of being hashed */
+} wl_imbalance_t;
+
+/* args -> *p: 0, or EINVAL when an argument is out of range (negative imbalance or grain,
+ * fewer than one task or submitter, late < 0). */
+static inline int wl_imbalance_parse(const long *args, wl_imbalance_t *p)
+{
+    p->imbalance = (double)args[0];
+    p->grain_us = (double)args[1];
+    p->tasks = args[2];
+    p->submitters = args[3];
+    p->late = args[4] != 0;
+    p->skew = args[5] != 0;
+    if (args[0] < 0 || args[1] < 0 || args[2] < 1 || args[3] < 1 || args[4] < 0)
+        return EINVAL;
+    return 0;
+}
+
+/* The answer: every task's checksum term, summed on the calling thread (0 for bad args,
+ * which the parallel versions reject with EINVAL). */
+static inline uint64_t wl_imbalance_answer(const long *args)
+{
+    wl_imbalance_t p;
+    if (wl_imbalance_parse(args, &p) != 0)
+        return 0;
+    return wl_imbalance_checksum(p.tasks, wl_grain_iters(p.grain_us), p.imbalance, p.skew);
+}
+
+/* How long the late submitters wait after the start, in ns (0 unless p->late). */
+static inline uint64_t wl_imbalance_delay_ns(const wl_imbalance_t *p, int workers)
+{
+    if (!p->late)
+        return 0;
+    return (uint64_t)(1000.0 * wl_late_delay_us(p->tasks, p->submitters, p->grain_us, workers));
+}
+
+#endif /* SCHEDBENCH_WL_DEFS_H */
