@@ -27,11 +27,11 @@ $(SIM_BUILD)/wlobj/%.o: %.c $(SIM_HDRS) $(BENCH_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SIM_FLAGS) $(CFLAGS) -c $< -o $@
 
-# $(1) = variant
+# $(1) = variant name, $(2) = the folder of its variant.h
 define SIM_RULES
-$(SIM_BUILD)/$(1)/obj/%.o: common/%.c $(COMMON_HDRS) $(SIM_HDRS) variants/$(1)/variant.h $(wildcard variants/$(1)/*.h)
+$(SIM_BUILD)/$(1)/obj/%.o: common/%.c $(COMMON_HDRS) $(SIM_HDRS) $(2)/variant.h $(wildcard $(2)/*.h)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) $(SIM_FLAGS) -Ivariants/$(1) -DVARIANT_NAME='"$(1)"' $$(CFLAGS) -c $$< -o $$@
+	$$(CC) $$(CPPFLAGS) $(SIM_FLAGS) -I$(2) -DVARIANT_NAME='"$(1)"' $$(CFLAGS) -c $$< -o $$@
 
 $(SIM_BUILD)/$(1)/obj/sim_main.o: harness/sim/sim_main.c $(SIM_HDRS) $(BENCH_HDRS) $(BENCH_STAMP)
 	@mkdir -p $$(@D)
@@ -39,10 +39,17 @@ $(SIM_BUILD)/$(1)/obj/sim_main.o: harness/sim/sim_main.c $(SIM_HDRS) $(BENCH_HDR
 
 $(SIM_BUILD)/$(1)/simbench: $(patsubst common/%.c,$(SIM_BUILD)/$(1)/obj/%.o,$(COMMON_SRCS)) $(SIM_BUILD)/$(1)/obj/sim_main.o $(SIM_WL_OBJS) $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ)
 	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -ldl -o $$@
-
-sim: $(SIM_BUILD)/$(1)/simbench
 endef
-$(foreach v,$(VARIANTS),$(eval $(call SIM_RULES,$(v))))
+$(foreach v,$(VARIANTS),$(eval $(call SIM_RULES,$(v),variants/$(v))))
+sim: $(patsubst %,$(SIM_BUILD)/%/simbench,$(VARIANTS))
+
+# A deliberately broken idle policy for the stall test (not a variant: its name starts
+# with "_", and it lives under tests/sim/)
+$(eval $(call SIM_RULES,_broken_wake,tests/sim/broken_wake))
+
+test-sim: sim $(SIM_BUILD)/_broken_wake/simbench
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/sim
+test: test-sim
 
 .PHONY: sim test-sim
 
