@@ -5,7 +5,7 @@
  *
  *   sim-calibrate costs             one `name ns` line per cost of sim_cost_names and
  *                                   kernel_iters_per_us; a loop's cost is the fastest of
- *                                   15 timed loops, a sampled one (wake-ups, thread
+ *                                   101 short timed loops, a sampled one (wake-ups, thread
  *                                   creation, sleeps) the 10th percentile of its samples
  *   sim-calibrate pair A B          `xfer A B ns`: one cache-line transfer between PUs A
  *                                   and B (two pinned threads hand a counter back and
@@ -62,7 +62,7 @@ static double low_pct(double *v, int n)
     return v[n / 10];
 }
 
-#define REPS 15
+#define REPS 101 /* short loops (~0.1-1 ms), many: the fastest ran undisturbed */
 /* ns per iteration of `body`, the fastest of REPS loops of n iterations */
 #define TIME_LOOP(n, body)                                                                \
     __extension__({                                                                       \
@@ -104,7 +104,7 @@ static double switch_ns(void)
 {
     static char stack[65536];
     other_ctx = bthread_make_fcontext(stack + sizeof stack, sizeof stack, other_fn);
-    return TIME_LOOP(1000000, bthread_jump_fcontext(&main_ctx, other_ctx, 0, false)) / 2;
+    return TIME_LOOP(50000, bthread_jump_fcontext(&main_ctx, other_ctx, 0, false)) / 2;
 }
 
 /* ---- futex wake-up latency ------------------------------------------------------------ */
@@ -238,25 +238,25 @@ int main(int argc, char **argv)
     static _Atomic int nobody;
     long sink = 0;
     int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    printf("load_hit %.3f\n", TIME_LOOP(10000000, sink += atomic_load_explicit(&x, memory_order_relaxed); __asm__ __volatile__("" ::: "memory")));
-    printf("store_hit %.3f\n", TIME_LOOP(10000000, atomic_store_explicit(&x, i_, memory_order_relaxed); __asm__ __volatile__("" ::: "memory")));
-    printf("rmw %.3f\n", TIME_LOOP(10000000, atomic_fetch_add_explicit(&x, 1, memory_order_relaxed)));
-    printf("fence %.3f\n", TIME_LOOP(10000000, atomic_thread_fence(memory_order_seq_cst)));
+    printf("load_hit %.3f\n", TIME_LOOP(200000, sink += atomic_load_explicit(&x, memory_order_relaxed); __asm__ __volatile__("" ::: "memory")));
+    printf("store_hit %.3f\n", TIME_LOOP(200000, atomic_store_explicit(&x, i_, memory_order_relaxed); __asm__ __volatile__("" ::: "memory")));
+    printf("rmw %.3f\n", TIME_LOOP(50000, atomic_fetch_add_explicit(&x, 1, memory_order_relaxed)));
+    printf("fence %.3f\n", TIME_LOOP(50000, atomic_thread_fence(memory_order_seq_cst)));
     printf("switch %.3f\n", switch_ns());
-    printf("syscall %.3f\n", TIME_LOOP(200000, futex(&nobody, FUTEX_WAKE, 1)));
+    printf("syscall %.3f\n", TIME_LOOP(1000, futex(&nobody, FUTEX_WAKE, 1)));
     double wake, lat;
     wake_costs(0, ncpu > 1 ? 1 : 0, &wake, &lat);
     printf("futex_wake %.3f\nwakeup_latency %.3f\n", wake, lat);
     pin(0);
-    printf("sched_yield %.3f\n", TIME_LOOP(200000, sched_yield()));
-    printf("pause %.3f\n", TIME_LOOP(1000000, cpu_relax()));
+    printf("sched_yield %.3f\n", TIME_LOOP(500, sched_yield()));
+    printf("pause %.3f\n", TIME_LOOP(5000, cpu_relax()));
     struct timespec ts;
-    printf("clock_read %.3f\n", TIME_LOOP(1000000, clock_gettime(CLOCK_MONOTONIC, &ts)));
+    printf("clock_read %.3f\n", TIME_LOOP(5000, clock_gettime(CLOCK_MONOTONIC, &ts)));
     printf("thread_create %.3f\n", thread_create_ns());
     printf("sleep_slack %.3f\n", sleep_slack_ns());
     uint32_t h[5] = {1, 2, 3, 4, 5};
     uint8_t block[SHA1_BLOCK_SIZE] = {0};
-    printf("sha1_block %.3f\n", TIME_LOOP(1000000, sha1_compress(h, block); block[0] = (uint8_t)h[0]));
+    printf("sha1_block %.3f\n", TIME_LOOP(500, sha1_compress(h, block); block[0] = (uint8_t)h[0]));
     printf("kernel_iters_per_us %.3f\n", wl_iters_per_us());
     if (sink == 42)
         fprintf(stderr, " ");
