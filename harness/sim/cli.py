@@ -4,6 +4,7 @@ subcommands call):
   python3 -m harness.sim calibrate [--name here] [--out harness/machines]
   python3 -m harness.sim simulate --machine epyc16 --workers 1,2,4,8,16
         [--variants a,b] [--workloads a,b] [--reps 3] [--seed 1] [--jobs 1] [--all-sets]
+        [--filter REGEX]
         [--like REAL_RUN_DIR] [--out DIR]
   python3 -m harness.sim validate --real REAL_RUN_DIR --sim SIM_RUN_DIR [--out FILE.md]
   python3 -m harness.sim flatten MODEL        the engine's flat form, to stdout
@@ -47,6 +48,7 @@ def main(argv=None):
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--jobs", type=int, default=1)
     s.add_argument("--all-sets", action="store_true")
+    s.add_argument("--filter", help="only the argument sets whose benchmark name matches")
     s.add_argument("--like", help="take the benchmarks (and variants) of this real run")
     s.add_argument("--out")
     v = sub.add_parser("validate", help="simulated vs measured: the error table")
@@ -92,7 +94,10 @@ def main(argv=None):
         if a.reps < 1:
             raise simmod.SimError("--reps must be >= 1")
         run_dir, failed = simmod.simulate(a.machine, variants, workloads, workers, a.reps, a.seed,
-                                          a.out, a.jobs, a.all_sets, like, " ".join(sys.argv))
+                                          a.out, a.jobs, a.all_sets, like, " ".join(sys.argv),
+                                          match=a.filter)
+        from harness.sim import plots
+        plots.plot(run_dir)
         print("simulate: wrote %s (SIMULATED.md)%s" % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))
         return 1 if failed else 0
     except (modelmod.ModelError, simmod.SimError) as e:

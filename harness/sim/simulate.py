@@ -13,12 +13,14 @@ model and writes results/<run-id>/ in run.py's layout (results/README.md):
 
 The argument sets are the workloads' default ones that a quick real sweep takes: the
 first of each workload, and every set of `imbalance` (the imbalance scenarios); or
-every set (`all_sets`), or the benchmark names of a real run (`like`), for validation.
+every set (`all_sets`), those whose benchmark name matches a regular expression
+(`match`), or the benchmark names of a real run (`like`), for validation.
 """
 import concurrent.futures
 import datetime
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -54,7 +56,7 @@ def list_sets(bin_path):
     return sets
 
 
-def choose(sets, workloads, all_sets=False, like=None):
+def choose(sets, workloads, all_sets=False, like=None, match=None):
     chosen = {}
     for wl in workloads:
         if wl not in sets:
@@ -62,6 +64,8 @@ def choose(sets, workloads, all_sets=False, like=None):
         s = sets[wl]
         if like is not None:
             s = [x for x in s if x[1] in like]
+        elif match is not None:
+            s = [x for x in s if re.search(match, x[1])]
         elif not all_sets and wl != "imbalance":
             s = s[:1]
         if s:
@@ -121,7 +125,7 @@ def run_point(point, run_dir, flat, reps, seed):
 
 
 def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jobs=1,
-             all_sets=False, like=None, command="", echo=print):
+             all_sets=False, like=None, command="", echo=print, match=None):
     m = modelmod.load(machine)
     bad = [n for n in workers if n < 1 or n > m["npus"]]
     if bad:
@@ -137,7 +141,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
                        % (", ".join(missing), ", ".join(have)))
     sets = list_sets(binary(variants[0]))
     workloads = workloads or sorted(sets)
-    chosen = choose(sets, workloads, all_sets, like)
+    chosen = choose(sets, workloads, all_sets, like, match)
     started = datetime.datetime.now()
     run_id = "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S"))
     run_dir = out or os.path.join(ROOT, "results", run_id)
