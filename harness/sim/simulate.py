@@ -35,11 +35,16 @@ class SimError(Exception):
     pass
 
 
-def binary(variant, build="build-sim"):
+# The simulation build's folder: build-sim, or build-sim-clang (`make CC=clang sim`),
+# which `make test-sim` passes down as SB_SIM_BUILD.
+SIM_BUILD = os.environ.get("SB_SIM_BUILD", "build-sim")
+
+
+def binary(variant, build=SIM_BUILD):
     return os.path.join(ROOT, build, variant, "simbench")
 
 
-def variants_built(build="build-sim"):
+def variants_built(build=SIM_BUILD):
     d = os.path.join(ROOT, build)
     if not os.path.isdir(d):
         return []

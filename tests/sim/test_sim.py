@@ -24,7 +24,7 @@ TIMEOUT = 120
 
 
 def simbench(variant):
-    path = os.path.join(ROOT, "build-sim", variant, "simbench")
+    path = os.path.join(ROOT, os.environ.get("SB_SIM_BUILD", "build-sim"), variant, "simbench")
     assert os.path.exists(path), "run `make sim` first (%s)" % path
     return path
 
