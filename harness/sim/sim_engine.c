@@ -928,7 +928,6 @@ static void stall(void)
 }
 
 /* ---- running a simulation ---------------------------------------------------------------- */
-static void *(*main_fn)(void *);
 
 void sim_run(void *(*fn)(void *), void *arg, int nworker_pus_, uint64_t start_ps)
 {
@@ -942,7 +941,6 @@ void sim_run(void *(*fn)(void *), void *arg, int nworker_pus_, uint64_t start_ps
         memcpy(host_tls, tls_block, tls_memsz);
     host_errno = errno;
     nworker_pus = nworker_pus_;
-    main_fn = fn;
     sim_thread_t *m = thread_new("main (the benchmark's thread)", false);
     m->fn = fn;
     m->arg = arg;
