@@ -116,3 +116,4 @@ test-shim: $(SHIM_CHECK)
 test: test-shim
 include harness/ref/rules.mk
 include harness/ref/go/rules.mk
+include harness/sim/rules.mk

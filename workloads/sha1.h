@@ -50,6 +50,9 @@ static inline void sha1_store_be32(uint8_t *p, uint32_t v)
 /* One 64-byte block into h (FIPS 180-4, 6.1.2 steps 1-4). */
 static inline void sha1_compress(uint32_t h[5], const uint8_t block[SHA1_BLOCK_SIZE])
 {
+#ifdef SB_SIM
+    sim_charge_work(SIM_WORK_SHA1_BLOCK, 1); /* simulated time: the model's cost of a block */
+#endif
     uint32_t w[80];
     for (int t = 0; t < 16; t++)
         w[t] = sha1_load_be32(block + 4 * t);

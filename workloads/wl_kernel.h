@@ -51,6 +51,9 @@ static inline double wl_uniform(uint64_t index, uint64_t seed)
 /* The kernel: `iters` dependent steps from `seed`.  Pure; cost linear in iters. */
 static inline uint64_t wl_kernel(uint64_t iters, uint64_t seed)
 {
+#ifdef SB_SIM
+    sim_charge_work(SIM_WORK_KERNEL_ITER, iters); /* simulated time: the nominal grain */
+#endif
     uint64_t x = wl_mix64(seed) | 1;
     for (uint64_t i = 0; i < iters; i++) {
         x ^= x >> 29;

@@ -1,0 +1,154 @@
+"""calibrate.py -- measure this machine into a model JSON (`calibrate`).
+
+Runs build/sim-calibrate (harness/sim/calibrate.c): `costs` for the per-PU costs, and
+`pair A B` for one pair of PUs at each topology distance this machine has (same core,
+same L3, same NUMA node, same package, other package), and writes
+harness/machines/<name>.json (default name "here") with the hwloc topology
+(`lstopo --of synthetic`, reduced to the levels the engine knows).  Every number's
+source names the tool, the host, the date and the load average at the time: the
+machine may be shared, so the tool takes the fastest of repeated loops.
+Transfer levels the machine does not have are filled with the nearest measured level
+and say so (no pair of workers is ever charged at that level on this topology).
+"""
+import datetime
+import json
+import os
+import re
+import socket
+import subprocess
+
+from harness.sim import model as modelmod
+
+ROUNDS = 3
+XFER = ("xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
+
+
+def synthetic_here():
+    """This machine's topology as the engine's synthetic form, and hwloc's own."""
+    raw = subprocess.run(["lstopo", "--of", "synthetic", "--no-io"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    names = {"package": "pack", "numanode": "numa", "l3cache": "l3", "l2cache": "l2",
+             "core": "core", "pu": "pu"}
+    out, numa_done = [], False
+    for tok in re.findall(r"\[[^\]]*\]|\S+", raw):
+        if tok.startswith("["):
+            if tok.lower().startswith("[numanode") and not numa_done:
+                out.append("numa:1")  # memory attached at the level above: one node each
+                numa_done = True
+            continue
+        m = re.match(r"([A-Za-z0-9]+):(\d+)", tok)
+        if not m:
+            continue
+        kind = names.get(m.group(1).lower())
+        if kind == "numa":
+            numa_done = True
+        if kind:
+            out.append("%s:%s" % (kind, m.group(2)))
+    return " ".join(out), raw
+
+
+def pu_ids(desc):
+    """Per PU: (core, l3, numa, pack) ids, as sim_model.c computes them."""
+    levels = [(t.split(":")[0], int(t.split(":")[1])) for t in desc.split()]
+    npus = 1
+    for _, n in levels:
+        npus *= n
+    span, below = {}, 1
+    for kind, n in reversed(levels):
+        span[kind] = below
+        below *= n
+    ids = []
+    for p in range(npus):
+        g = {k: p // s for k, s in span.items()}
+        pack = g.get("pack", 0)
+        numa = g.get("numa", pack)
+        l3 = g.get("l3", numa)
+        core = g.get("l2", g.get("core", p))
+        ids.append((core, l3, numa, pack))
+    return ids
+
+
+def distance(a, b):
+    if a == b:
+        return None
+    for k in range(4):
+        if a[k] == b[k]:
+            return XFER[k]
+    return XFER[4]
+
+
+def run(tool, name, out_dir, echo=print):
+    if not os.path.exists(tool):
+        raise modelmod.ModelError("%s is missing: run `make sim` first" % tool)
+    synth, raw = synthetic_here()
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    load = os.getloadavg()[0]
+    host = socket.gethostname()
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    src = "measured by build/sim-calibrate (harness/sim/calibrate.c), best of %d rounds, on %s (%s), %s, load average %.2f" % (ROUNDS, host, cpu, when, load)
+    echo("calibrate: per-PU costs, %d rounds (about 15 s each)" % ROUNDS)
+    vals = {}
+    for _ in range(ROUNDS):  # interference only adds time: keep each cost's best round
+        res = subprocess.run([tool, "costs"], check=True, capture_output=True, text=True).stdout
+        for line in res.splitlines():
+            k, v = line.split()
+            v = float(v)
+            if k == "kernel_iters_per_us":
+                vals[k] = max(vals.get(k, 0.0), v)
+            else:
+                vals[k] = min(vals.get(k, v), v)
+    ids = pu_ids(synth)
+    pairs = {}
+    for j in range(1, len(ids)):
+        d = distance(ids[0], ids[j])
+        if d and d not in pairs:
+            pairs[d] = j
+    xfer = {}
+    for d, j in sorted(pairs.items()):
+        echo("calibrate: cache-line transfer PU 0 <-> PU %d (%s)" % (j, d))
+        out = subprocess.run([tool, "pair", "0", str(j)], check=True, capture_output=True,
+                             text=True).stdout.split()
+        xfer[d] = float(out[3])
+    costs = {k: {"value": round(v, 3), "source": src}
+             for k, v in vals.items() if k != "kernel_iters_per_us"}
+    for i, d in enumerate(XFER):
+        if d in xfer:
+            costs[d] = {"value": round(xfer[d], 3),
+                        "source": src + "; ping-pong between PU 0 and PU %d" % pairs[d]}
+            continue
+        near = [x for x in XFER if x in xfer]
+        if not near:
+            near_v, near_n = vals["rmw"], "rmw"
+        else:
+            near_n = min(near, key=lambda x: abs(XFER.index(x) - i))
+            near_v = xfer[near_n]
+        costs[d] = {"value": round(near_v, 3),
+                    "source": "not present on this machine (no two PUs at this distance): "
+                              "copy of %s, never charged on this topology" % near_n}
+    doc = {
+        "name": name,
+        "description": "This machine, measured: %s, %d PUs" % (cpu, len(ids)),
+        "measured": True,
+        "topology": {"synthetic": synth,
+                     "source": "lstopo --of synthetic --no-io on %s: %s" % (host, raw)},
+        "costs_ns": costs,
+        "kernel_iters_per_us": {"value": round(vals["kernel_iters_per_us"], 3), "source": src},
+    }
+    modelmod.check(doc, "calibration")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, name + ".json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp, path)
+    echo("calibrate: wrote %s" % path)
+    return path

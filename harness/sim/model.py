@@ -1,0 +1,141 @@
+"""model.py -- machine models for the simulator: read, check, flatten.
+
+A model is a JSON file, harness/machines/<name>.json:
+
+    {"name": "epyc16", "description": "...", "measured": false,
+     "topology": {"synthetic": "pack:1 numa:1 l3:8 core:2 pu:1", "source": "..."},
+     "costs_ns": {"load_hit": {"value": 0.3, "source": "..."}, ...},
+     "kernel_iters_per_us": {"value": 600, "source": "..."}}
+
+Every cost the engine charges (COSTS) must be there, each a number >= 0 with a source
+(a non-empty string).  The topology is hwloc's synthetic form with the levels the
+engine knows (pack, numa, l3, l2, core, pu; top down).  flatten() writes the engine's
+`key value` form (harness/sim/sim_model.c).  Any problem raises ModelError with a
+message that names the file and the field.
+"""
+import json
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MACHINES = os.path.join(os.path.dirname(HERE), "machines")
+
+# The engine's cost names (sim_model.c: sim_cost_names and the transfer levels).
+COSTS = ("load_hit", "store_hit", "rmw", "fence", "switch", "syscall", "futex_wake",
+         "wakeup_latency", "sched_yield", "pause", "clock_read", "thread_create",
+         "sleep_slack", "sha1_block",
+         "xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
+LEVELS = ("pack", "numa", "l3", "l2", "core", "pu")
+MAX_PUS = 256
+
+
+class ModelError(Exception):
+    pass
+
+
+def model_path(name_or_path):
+    """A model's file: a path as given, or harness/machines/<name>.json."""
+    if os.sep in name_or_path or name_or_path.endswith(".json"):
+        return name_or_path
+    return os.path.join(MACHINES, name_or_path + ".json")
+
+
+def available():
+    """The names of the shipped models."""
+    if not os.path.isdir(MACHINES):
+        return []
+    return sorted(f[:-5] for f in os.listdir(MACHINES) if f.endswith(".json"))
+
+
+def parse_topology(desc):
+    """hwloc synthetic description -> number of PUs; ModelError if not understood."""
+    if not isinstance(desc, str) or not desc.strip():
+        raise ModelError("topology.synthetic must be a non-empty string")
+    last, npus = -1, 1
+    for tok in desc.split():
+        m = re.fullmatch(r"([a-z0-9]+):(\d+)", tok)
+        if not m or m.group(1) not in LEVELS:
+            raise ModelError("topology %r: %r is not one of %s as kind:count"
+                             % (desc, tok, "/".join(LEVELS)))
+        lv = LEVELS.index(m.group(1))
+        if lv <= last:
+            raise ModelError("topology %r: levels must go top down (%s)" % (desc, " ".join(LEVELS)))
+        last = lv
+        n = int(m.group(2))
+        if n < 1:
+            raise ModelError("topology %r: a count must be >= 1" % desc)
+        npus *= n
+    if npus > MAX_PUS:
+        raise ModelError("topology %r has %d PUs; the simulator takes at most %d"
+                         % (desc, npus, MAX_PUS))
+    return npus
+
+
+def _number(doc, where, what):
+    if not isinstance(doc, dict):
+        raise ModelError("%s: %s must be {\"value\": number, \"source\": text}" % (where, what))
+    v, src = doc.get("value"), doc.get("source")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v > 1e12:
+        raise ModelError("%s: %s.value must be a number >= 0, got %r" % (where, what, v))
+    if not isinstance(src, str) or not src.strip():
+        raise ModelError("%s: %s has no source" % (where, what))
+    return float(v)
+
+
+def check(doc, where="model"):
+    """Check a parsed model; returns it with 'npus' added."""
+    if not isinstance(doc, dict):
+        raise ModelError("%s: a model is a JSON object" % where)
+    name = doc.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name or ""):
+        raise ModelError("%s: name must be a word of letters, digits, _ . -" % where)
+    topo = doc.get("topology")
+    if not isinstance(topo, dict) or not isinstance(topo.get("source"), str):
+        raise ModelError("%s: topology must be {\"synthetic\": ..., \"source\": ...}" % where)
+    try:
+        npus = parse_topology(topo.get("synthetic"))
+    except ModelError as e:
+        raise ModelError("%s: %s" % (where, e))
+    costs = doc.get("costs_ns")
+    if not isinstance(costs, dict):
+        raise ModelError("%s: costs_ns must be an object" % where)
+    for c in COSTS:
+        if c not in costs:
+            raise ModelError("%s: costs_ns.%s is missing" % (where, c))
+        _number(costs[c], where, "costs_ns." + c)
+    unknown = sorted(set(costs) - set(COSTS))
+    if unknown:
+        raise ModelError("%s: unknown costs_ns keys %s" % (where, ", ".join(unknown)))
+    rate = _number(doc.get("kernel_iters_per_us"), where, "kernel_iters_per_us")
+    if rate <= 0:
+        raise ModelError("%s: kernel_iters_per_us must be > 0" % where)
+    out = dict(doc)
+    out["npus"] = npus
+    return out
+
+
+def load(name_or_path):
+    """Read and check a model by name (harness/machines/) or path."""
+    path = model_path(name_or_path)
+    if not os.path.exists(path):
+        have = ", ".join(available()) or "none"
+        raise ModelError("unknown machine model %r (no %s; shipped models: %s)"
+                         % (name_or_path, path, have))
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ModelError("%s: not a readable JSON model: %s" % (path, e))
+    m = check(doc, path)
+    m["path"] = path
+    return m
+
+
+def flatten(m):
+    """The engine's flat `key value` form of a checked model."""
+    lines = ["# flattened from %s by harness/sim/model.py" % m.get("path", m["name"]),
+             "name %s" % m["name"], "topology %s" % m["topology"]["synthetic"]]
+    for c in COSTS:
+        lines.append("%s %r" % (c, float(m["costs_ns"][c]["value"])))
+    lines.append("kernel_iters_per_us %r" % float(m["kernel_iters_per_us"]["value"]))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,71 @@
+/*
+ * sim_engine.h -- the simulated machine's model and the engine's entry points, for the
+ * driver (sim_main.c) and the model reader (sim_model.c).  The services the simulated
+ * program calls are in sim_api.h.
+ */
+#ifndef SCHEDBENCH_SIM_ENGINE_H
+#define SCHEDBENCH_SIM_ENGINE_H
+
+#include <stdint.h>
+
+#include "sim_api.h"
+
+#define SIM_MAX_PUS 256
+#define SIM_EXIT_STALL 3
+
+/* The charged costs, in picoseconds; names as in the model file (sim_model.c). */
+enum sim_cost {
+    SIM_C_LOAD_HIT,     /* an atomic load of a line this PU holds */
+    SIM_C_STORE_HIT,    /* a plain atomic store to a line this PU holds alone */
+    SIM_C_RMW,          /* a locked read-modify-write (and a seq_cst store), line held */
+    SIM_C_FENCE,        /* a seq_cst fence */
+    SIM_C_SWITCH,       /* one jump_fcontext */
+    SIM_C_SYSCALL,      /* a system call that does not wake anybody (futex wait entry...) */
+    SIM_C_FUTEX_WAKE,   /* a futex wake system call that wakes somebody */
+    SIM_C_WAKEUP,       /* from a futex wake to the woken thread running */
+    SIM_C_YIELD,        /* sched_yield */
+    SIM_C_PAUSE,        /* one spin-loop pause */
+    SIM_C_CLOCK,        /* one clock_gettime */
+    SIM_C_THREAD_CREATE,/* pthread_create, charged to the creator */
+    SIM_C_SLEEP_SLACK,  /* added to every timed sleep and timeout (timer slack) */
+    SIM_C_SHA1_BLOCK,   /* one SHA-1 block compression (uts) */
+    SIM_C_N
+};
+
+typedef struct sim_pu {
+    int core, l3, numa, pack;
+} sim_pu_t;
+
+typedef struct sim_model {
+    char name[64];
+    char topology[256];
+    int npus;
+    sim_pu_t pu[SIM_MAX_PUS];
+    uint64_t c[SIM_C_N];
+    uint64_t xfer[6];        /* [distance]: 0 unused (same PU), core, l3, numa, package, remote */
+    double kernel_iters_per_us;
+    uint64_t kernel_iter_ps; /* 1e6 / kernel_iters_per_us, rounded */
+} sim_model_t;
+
+extern sim_model_t sim_model;
+
+typedef struct sim_stats {
+    uint64_t accesses, transfers, thread_switches, task_switches, futex_waits, futex_wakes;
+    uint64_t work_ps; /* charged task-body work (kernel, SHA-1) */
+} sim_stats_t;
+extern sim_stats_t sim_stats;
+
+/* Read the model file into sim_model; on any error print it and exit(2). */
+void sim_model_load(const char *path);
+extern const char *const sim_cost_names[SIM_C_N];
+
+/* Run fn(arg) as the simulated program's main thread, its clock starting at start_ps;
+ * returns when it returns.  The first nworkers PUs belong to the workers, other threads
+ * get the PUs after them (wrapping around). */
+void sim_run(void *(*fn)(void *), void *arg, int nworkers, uint64_t start_ps);
+/* The running simulated thread's clock (ps); the CPU time of all threads (ps). */
+uint64_t sim_now_ps(void);
+uint64_t sim_busy_ps(void);
+int sim_thread_count(void);
+
+#endif /* SCHEDBENCH_SIM_ENGINE_H */

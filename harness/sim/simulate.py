@@ -1,0 +1,285 @@
+"""simulate.py -- a sweep in simulated time, written like a real run (`simulate`).
+
+For every variant x worker count x workload it runs build-sim/<v>/simbench on a machine
+model and writes results/<run-id>/ in run.py's layout (results/README.md):
+
+  meta.json      "simulated": true, "model", the model's description and topology
+  plan.json      the points, as run.py's (plus "simulated", "model", "args")
+  status.json    per point: ok, rc, message, seconds
+  machine.json   the model the run used (a copy, sources included); model.flat its flat form
+  raw/<v>/workers-<N>/<workload>.json   Google Benchmark JSON, context "simulated": true
+  logs/<v>/workers-<N>/<workload>.log   simbench's stderr, line 1 = its command
+  SIMULATED.md   every median beside its work bound (./... report)
+
+The argument sets are the workloads' default ones that a quick real sweep takes: the
+first of each workload, and every set of `imbalance` (the imbalance scenarios); or
+every set (`all_sets`), those whose benchmark name matches a regular expression
+(`match`), or the benchmark names of a real run (`like`), for validation.
+"""
+import concurrent.futures
+import datetime
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import time
+
+from harness.sim import model as modelmod
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class SimError(Exception):
+    pass
+
+
+# The simulation build's folder: build-sim, or build-sim-clang (`make CC=clang sim`),
+# which `make test-sim` passes down as SB_SIM_BUILD.
+SIM_BUILD = os.environ.get("SB_SIM_BUILD", "build-sim")
+
+
+def binary(variant, build=SIM_BUILD):
+    return os.path.join(ROOT, build, variant, "simbench")
+
+
+def variants_built(build=SIM_BUILD):
+    d = os.path.join(ROOT, build)
+    if not os.path.isdir(d):
+        return []
+    return sorted(v for v in os.listdir(d) if os.path.exists(binary(v, build)) and not v.startswith("_"))
+
+
+def list_sets(bin_path):
+    """{workload: [(index, benchmark name, args string), ...]} from simbench --list."""
+    out = subprocess.run([bin_path, "--list"], check=True, capture_output=True, text=True).stdout
+    sets = {}
+    for line in out.splitlines():
+        wl, idx, name, args = line.split()
+        sets.setdefault(wl, []).append((int(idx), name, args))
+    return sets
+
+
+def choose(sets, workloads, all_sets=False, like=None, match=None):
+    chosen = {}
+    for wl in workloads:
+        if wl not in sets:
+            raise SimError("unknown workload %r (have: %s)" % (wl, ", ".join(sorted(sets))))
+        s = sets[wl]
+        if like is not None:
+            s = [x for x in s if x[1] in like]
+        elif match is not None:
+            s = [x for x in s if re.search(match, x[1])]
+        elif not all_sets and wl != "imbalance":
+            s = s[:1]
+        if s:
+            chosen[wl] = s
+    return chosen
+
+
+def _write_json(path, doc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _git_rev():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_point(point, run_dir, flat, reps, seed):
+    """All argument sets of one (variant, workers, workload): one merged raw file."""
+    doc, msgs, rc_all = None, [], 0
+    log_path = os.path.join(run_dir, point["log"])
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    t0 = time.time()
+    with open(log_path, "w") as log:
+        for name, args in zip(point["benchmarks"], point["args"]):
+            cmd = [point["binary"], "--model", flat, "--workers", str(point["workers"]),
+                   "--workload", point["workload"], "--args", args, "--reps", str(reps),
+                   "--seed", str(seed)]
+            log.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+            log.flush()
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            log.write(p.stderr)
+            if p.returncode != 0:
+                rc_all = p.returncode
+                msgs.append("%s: exit %d: %s" % (name, p.returncode,
+                                                 (p.stderr.strip().splitlines() or [""])[-1]))
+            try:
+                one = json.loads(p.stdout)
+            except ValueError:
+                continue
+            if doc is None:
+                doc = one
+            else:
+                doc["benchmarks"].extend(one["benchmarks"])
+    if doc is not None:
+        _write_json(os.path.join(run_dir, point["raw"]), doc)
+    return {"ok": rc_all == 0 and doc is not None, "rc": rc_all, "message": "; ".join(msgs),
+            "seconds": round(time.time() - t0, 3),
+            "finished": datetime.datetime.now().isoformat(timespec="seconds")}
+
+
+def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jobs=1,
+             all_sets=False, like=None, command="", echo=print, match=None):
+    m = modelmod.load(machine)
+    bad = [n for n in workers if n < 1 or n > m["npus"]]
+    if bad:
+        raise modelmod.ModelError("--workers %s: the model %s has %d PUs (1..%d workers)"
+                                  % (",".join(map(str, bad)), m["name"], m["npus"], m["npus"]))
+    have = variants_built()
+    if not have:
+        raise SimError("no simulation build: run `make sim` first")
+    variants = variants or have
+    missing = [v for v in variants if v not in have]
+    if missing:
+        raise SimError("not built for simulation: %s (have: %s; `make sim`)"
+                       % (", ".join(missing), ", ".join(have)))
+    sets = list_sets(binary(variants[0]))
+    workloads = workloads or sorted(sets)
+    chosen = choose(sets, workloads, all_sets, like, match)
+    started = datetime.datetime.now()
+    run_id = "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S"))
+    run_dir = out or os.path.join(ROOT, "results", run_id)
+    os.makedirs(run_dir, exist_ok=True)
+    flat = os.path.join(run_dir, "model.flat")
+    with open(flat, "w") as f:
+        f.write(modelmod.flatten(m))
+    with open(m["path"]) as f:
+        machine_doc = json.load(f)
+    _write_json(os.path.join(run_dir, "machine.json"), machine_doc)
+    points = []
+    for v in variants:
+        for n in workers:
+            for wl, s in sorted(chosen.items()):
+                pid = "%s/workers-%d/%s" % (v, n, wl)
+                points.append({"id": pid, "variant": v, "reference": False, "workers": n,
+                               "workload": wl, "binary": binary(v),
+                               "benchmarks": [x[1] for x in s], "args": [x[2] for x in s],
+                               "filter": None, "simulated": True, "model": m["name"],
+                               "raw": "raw/%s.json" % pid, "log": "logs/%s.log" % pid})
+    plan = {"version": 1, "simulated": True, "model": m["name"], "seed": seed,
+            "repetitions": reps, "workers": workers, "full": False, "all_sets": all_sets,
+            "filter": None, "min_time": None, "timeout": None, "points": points}
+    _write_json(os.path.join(run_dir, "plan.json"), plan)
+    status = {}
+    echo("simulate: %d points on %s (%s), %d workers max -> %s"
+         % (len(points), m["name"], m["topology"]["synthetic"], max(workers), run_dir))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        futs = {ex.submit(run_point, p, run_dir, flat, reps, seed): p for p in points}
+        for fu in concurrent.futures.as_completed(futs):
+            p = futs[fu]
+            st = fu.result()
+            status[p["id"]] = st
+            echo("  %-40s %s %6.1f s%s" % (p["id"], "ok " if st["ok"] else "FAIL", st["seconds"],
+                                           "" if st["ok"] else "  " + st["message"]))
+    _write_json(os.path.join(run_dir, "status.json"), dict(sorted(status.items())))
+    ctx = {}
+    for p in points:
+        path = os.path.join(run_dir, p["raw"])
+        if p["variant"] not in ctx and os.path.exists(path):
+            with open(path) as f:
+                ctx[p["variant"]] = json.load(f)["context"]
+    meta = {"run_id": run_id, "simulated": True, "model": m["name"],
+            "model_description": m.get("description", ""), "model_measured": bool(m.get("measured")),
+            "topology": "simulated: synthetic " + m["topology"]["synthetic"],
+            "cpu_model": "simulated " + m["name"], "started": started.isoformat(timespec="seconds"),
+            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+            "command": command, "git": {"rev": _git_rev()}, "variants": variants,
+            "references": [], "workloads": sorted(chosen), "bench_context": ctx}
+    _write_json(os.path.join(run_dir, "meta.json"), meta)
+    report(run_dir)
+    failed = [k for k, v in status.items() if not v["ok"]]
+    return run_dir, failed
+
+
+# ---- reading runs (real or simulated) -------------------------------------------------
+TO_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def medians(run_dir):
+    """{(variant, workers, benchmark): {"time_s", "work_s", "proc_cpu_s", "steals", "parks", "n"}}
+    from raw/<v>/workers-N/*.json (iteration entries without errors)."""
+    out = {}
+    raw = os.path.join(run_dir, "raw")
+    if not os.path.isdir(raw):
+        return out
+    for v in sorted(os.listdir(raw)):
+        if v == "ref":
+            continue
+        for wdir in sorted(os.listdir(os.path.join(raw, v))):
+            if not wdir.startswith("workers-"):
+                continue
+            n = int(wdir.split("-")[1])
+            for fn in sorted(os.listdir(os.path.join(raw, v, wdir))):
+                if not fn.endswith(".json"):
+                    continue
+                with open(os.path.join(raw, v, wdir, fn)) as f:
+                    doc = json.load(f)
+                rows = {}
+                for b in doc.get("benchmarks", []):
+                    if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+                        continue
+                    rows.setdefault(b["name"], []).append(b)
+                for name, bs in rows.items():
+                    rec = {"n": len(bs),
+                           "time_s": statistics.median(b["real_time"] * TO_S[b.get("time_unit", "ns")] for b in bs)}
+                    for k in ("work_s", "proc_cpu_s", "steals", "parks", "tasks_run"):
+                        if all(k in b for b in bs):
+                            rec[k] = statistics.median(b[k] for b in bs)
+                    out[(v, n, name)] = rec
+    return out
+
+
+def report(run_dir):
+    """SIMULATED.md: per benchmark, each variant's simulated median per worker count,
+    its speedup over its own 1-worker time, and the work bound (work_s / P) beside it."""
+    with open(os.path.join(run_dir, "meta.json")) as f:
+        meta = json.load(f)
+    med = medians(run_dir)
+    workers = sorted({k[1] for k in med})
+    benches = sorted({k[2] for k in med})
+    variants = sorted({k[0] for k in med})
+    L = ["# SIMULATED run %s on machine model `%s`" % (meta["run_id"], meta["model"]), "",
+         "Every number below is **simulated** (harness/sim, model `%s`: %s; %s), not measured. "
+         "Its error against real runs on the machine where one is possible is in "
+         "`results/validation/` (validate)." % (meta["model"], meta.get("model_description", ""),
+                                                meta["topology"]), "",
+         "Cell: simulated median time; in brackets the speedup over the same variant at 1 "
+         "worker, then the bound on that speedup from the work of the same run (Brent's "
+         "work term: T_P >= work / P, work = the task bodies' charged time; the span term is "
+         "not measured, so the bound is an upper bound that ignores the critical path).", ""]
+    for b in benches:
+        L.append("## %s (simulated)" % b)
+        L.append("")
+        L.append("| variant | " + " | ".join("%d workers" % n for n in workers) + " |")
+        L.append("|---|" + "---|" * len(workers))
+        for v in variants:
+            cells = []
+            base = med.get((v, 1, b))
+            for n in workers:
+                r = med.get((v, n, b))
+                if not r:
+                    cells.append("-")
+                    continue
+                c = "%.3f ms" % (r["time_s"] * 1e3)
+                if base:
+                    sp = base["time_s"] / r["time_s"]
+                    bound = ""
+                    if r.get("work_s"):
+                        bound = ", bound %.2fx" % (base["time_s"] / (r["work_s"] / n))
+                    c += " (%.2fx%s)" % (sp, bound)
+                cells.append(c)
+            L.append("| %s | %s |" % (v, " | ".join(cells)))
+        L.append("")
+    with open(os.path.join(run_dir, "SIMULATED.md"), "w") as f:
+        f.write("\n".join(L))

@@ -1,0 +1,175 @@
+"""Tests of the simulator (harness/sim): `make test-sim` builds build-sim/ first.
+
+Every test runs small simulated workloads (seconds in all) and checks exact outcomes:
+determinism bit for bit, every task run exactly once, a 1-worker run's CPU time equal to
+the sum of its charged costs, a dropped wake-up reported as a stall with the stuck
+threads named, and bad input refused with exit status 2.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from harness.sim import model as modelmod  # noqa: E402
+from harness.sim import validate  # noqa: E402
+
+MODELS = os.path.join(ROOT, "tests", "sim", "models")
+PY = sys.executable
+TIMEOUT = 120
+
+
+def simbench(variant):
+    path = os.path.join(ROOT, os.environ.get("SB_SIM_BUILD", "build-sim"), variant, "simbench")
+    assert os.path.exists(path), "run `make sim` first (%s)" % path
+    return path
+
+
+def variants():
+    out = subprocess.run(["make", "-s", "--no-print-directory", "list-variants"], cwd=ROOT,
+                         check=True, capture_output=True, text=True).stdout.split()
+    assert out
+    return out
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory):
+    """name -> the flat form of tests/sim/models/<name>.json."""
+    d = tmp_path_factory.mktemp("models")
+    out = {}
+    for f in os.listdir(MODELS):
+        m = modelmod.load(os.path.join(MODELS, f))
+        p = d / (m["name"] + ".flat")
+        p.write_text(modelmod.flatten(m))
+        out[m["name"]] = str(p)
+    return out
+
+
+def run(variant, model, workers, workload, args, reps=2, seed=1, check=True):
+    p = subprocess.run([simbench(variant), "--model", model, "--workers", str(workers),
+                        "--workload", workload, "--args", args, "--reps", str(reps),
+                        "--seed", str(seed)], capture_output=True, text=True, timeout=TIMEOUT)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_determinism_bit_for_bit(flat):
+    for v in ("chaselev", "adaptive", "numa"):
+        a = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7).stdout
+        b = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7).stdout
+        assert a == b, v
+        doc = json.loads(a)
+        assert doc["context"]["simulated"] is True and doc["context"]["model"] == "test8"
+
+
+def test_every_task_runs_exactly_once(flat):
+    for v in variants():
+        doc = json.loads(run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0").stdout)
+        for b in doc["benchmarks"]:
+            assert not b.get("error_occurred"), (v, b)
+            assert b["tasks_run"] == 400, (v, b["tasks_run"])
+        doc = json.loads(run(v, flat["test8"], 3, "fib", "15").stdout)
+        for b in doc["benchmarks"]:
+            assert b["tasks_run"] == b["items"] + 1, (v, b)  # the root, then one per spawn
+
+
+def test_one_worker_cpu_time_is_the_sum_of_charges(flat):
+    # unitcost charges only the switch (1 us) and the kernel (10 ns per iteration): the
+    # CPU time of a 1-worker run is tasks x grain + switches x 1 us, exactly.
+    tasks, grain_us = 100, 5
+    doc = json.loads(run("chaselev", flat["unitcost"], 1, "imbalance",
+                         "0,%d,%d,1,0,0" % (grain_us, tasks), reps=3).stdout)
+    for b in doc["benchmarks"]:
+        expect_ns = tasks * grain_us * 1000 + b["switches"] * 1000
+        assert abs(b["proc_cpu_s"] * 1e9 - expect_ns) < 1e-3, (b["proc_cpu_s"], expect_ns)
+        assert abs(b["work_s"] * 1e9 - tasks * grain_us * 1000) < 1e-3
+        assert b["real_time"] * 1e6 <= expect_ns + 1e-3  # wall never exceeds the one CPU
+
+
+def test_dropped_wakeup_is_a_stall_naming_the_stuck_threads(flat):
+    p = run("_broken_wake", flat["test8"], 2, "imbalance", "0,5,100,1,0,0", check=False)
+    assert p.returncode == 3, p.stderr
+    assert "stall" in p.stderr
+    for who in ("worker 0", "worker 1", "main"):
+        assert "stuck: " + who in p.stderr, p.stderr
+
+
+def test_simbench_bad_model_file_exit_2(tmp_path, flat):
+    good = open(flat["test8"]).read()
+    cases = {
+        "unknown key": good + "bogus 1\n",
+        "missing key": "\n".join(l for l in good.splitlines() if not l.startswith("rmw ")),
+        "bad number": good.replace("\nrmw 5.0", "\nrmw five"),
+        "bad topology": good.replace("topology pack:1", "topology socks:1"),
+    }
+    for what, text in cases.items():
+        f = tmp_path / "m.flat"
+        f.write_text(text)
+        p = run("chaselev", str(f), 2, "fib", "10", check=False)
+        assert p.returncode == 2, (what, p.stderr)
+        assert "simulate:" in p.stderr, (what, p.stderr)
+    p = run("chaselev", flat["test8"], 9, "fib", "10", check=False)  # 8 PUs
+    assert p.returncode == 2 and "8 PUs" in p.stderr
+    p = run("chaselev", str(tmp_path / "none.flat"), 2, "fib", "10", check=False)
+    assert p.returncode == 2 and "cannot open" in p.stderr
+
+
+def cli(*args):
+    return subprocess.run([PY, "-m", "harness.sim", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+
+
+def test_cli_bad_input_exit_2(tmp_path):
+    p = cli("simulate", "--machine", "no-such-machine", "--workers", "1")
+    assert p.returncode == 2 and "unknown machine model" in p.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    p = cli("simulate", "--machine", str(bad), "--workers", "1")
+    assert p.returncode == 2 and "not a readable JSON model" in p.stderr
+    doc = json.load(open(os.path.join(MODELS, "test8.json")))
+    del doc["costs_ns"]["rmw"]
+    bad.write_text(json.dumps(doc))
+    p = cli("simulate", "--machine", str(bad), "--workers", "1")
+    assert p.returncode == 2 and "costs_ns.rmw is missing" in p.stderr
+    doc = json.load(open(os.path.join(MODELS, "test8.json")))
+    doc["costs_ns"]["rmw"]["source"] = ""
+    bad.write_text(json.dumps(doc))
+    p = cli("simulate", "--machine", str(bad), "--workers", "1")
+    assert p.returncode == 2 and "no source" in p.stderr
+    p = cli("simulate", "--machine", os.path.join(MODELS, "test8.json"), "--workers", "4,16")
+    assert p.returncode == 2 and "8 PUs" in p.stderr
+
+
+def test_shipped_models_are_valid():
+    names = modelmod.available()
+    for want in ("here", "epyc16", "twosocket64", "numa128"):
+        assert want in names
+    assert modelmod.load("epyc16")["npus"] == 16
+    assert modelmod.load("twosocket64")["npus"] == 64
+    assert modelmod.load("numa128")["npus"] == 128
+
+
+def test_simulate_writes_a_run_marked_simulated(tmp_path):
+    out = tmp_path / "run"
+    p = cli("simulate", "--machine", os.path.join(MODELS, "test8.json"), "--workers", "1,4",
+            "--variants", "chaselev,threadpool", "--workloads", "fib", "--reps", "2",
+            "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    meta = json.load(open(out / "meta.json"))
+    assert meta["simulated"] is True and meta["model"] == "test8"
+    plan = json.load(open(out / "plan.json"))
+    assert len(plan["points"]) == 4
+    raw = json.load(open(out / "raw" / "chaselev" / "workers-4" / "fib.json"))
+    assert raw["context"]["simulated"] is True
+    assert "SIMULATED" in (out / "SIMULATED.md").read_text()
+
+
+def test_kendall_tau():
+    assert validate.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
+    assert validate.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
+    assert abs(validate.kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) - 2 / 3) < 1e-12
