@@ -40,6 +40,7 @@ from .gnuplot import Gnuplot, plots_dir, write_plots
 from .report import make_plots_and_report
 from .rundata import filter_results, load_run, resolve_run, split_run_spec
 from .sweep import execute_plan, finalize_run, resume_run, run_spec, start_run
+from harness.sim import cli as sim_cli
 
 # The repository root: where run.py, the Makefile, build/, results/ and plots/ are.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -242,10 +243,26 @@ def build_parser():
     p.add_argument("--out", metavar="FILE", help="report path (default results/<run-id>/REPORT.md)")
     p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
     p.set_defaults(func=cmd_report)
+
+    # Simulated time (harness/sim): harness.sim's own commands; main() forwards their
+    # arguments whole, these entries only list them in --help.
+    for name, what in SIM_COMMANDS.items():
+        sub.add_parser(name, add_help=False, help=what + " (SIMULATED; see harness/sim/README.md)")
     return parser
 
 
+# run.py COMMAND -> harness.sim COMMAND, with what it does
+SIM_COMMANDS = {
+    "calibrate": "measure this machine's costs into a machine model (harness/machines/)",
+    "simulate": "a sweep in simulated time on a machine model, written like a real run",
+    "validate": "simulated against measured medians: the error table",
+}
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SIM_COMMANDS:
+        return sim_cli.main(argv)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -195,3 +195,23 @@ def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
     p = cli("report", "latest", "--root", root, "--no-plot")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "results/other/REPORT.md" in p.stdout          # the newer of the two
+
+
+@pytest.mark.parametrize("args, words", [
+    (["simulate", "--machine", "nosuch", "--workers", "2"], "unknown machine model"),
+    (["simulate", "--machine", "epyc16", "--workers", "300"], "16 PUs"),
+])
+def test_simulated_commands_are_forwarded_with_their_errors(capsys, args, words):
+    """run.py calibrate/simulate/validate are harness.sim's commands: bad input there is
+    one line and exit 2, as everywhere else."""
+    assert main(args) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_help_lists_the_simulated_commands(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in ("calibrate", "simulate", "validate"):
+        assert name in out
+    assert "SIMULATED" in out
