@@ -36,7 +36,7 @@
 #
 # Sanitizer reports (TSan, ASan) go to $(BUILD)/sanitizer-logs/<variant>-<test>.<pid>,
 # never into the source tree: every test binary runs through tests/run_test.sh, which
-# sets log_path and prints the reports of a binary that failed, so CI output still
+# sets log_path and prints every report a binary wrote once it ends, so CI output still
 # shows them.  (check_compat's selftest keeps its deliberate race report on stderr,
 # where selftest.sh looks for it.)
 

@@ -4,11 +4,12 @@
 # With SANLOG_DIR set (SANITIZE= builds), ThreadSanitizer and AddressSanitizer write their
 # reports to $SANLOG_DIR/<name>.<pid> (log_path), under the build directory, never into
 # the source tree; <name> is the binary's path below the build directory with / as -
-# (chaselev-test_sched).  When the binary fails, the reports it wrote are printed, so the
-# CI output still shows them.  TSAN_OPTIONS / ASAN_OPTIONS already in the environment
-# come after log_path, so a log_path of the caller's still wins.  With EMU set (the
-# aarch64 cross build: qemu-aarch64 and its flags), the binary runs under it.  Exit
-# status: the binary's.
+# (chaselev-test_sched).  Every report it wrote is printed after it ends (a failing
+# binary's, and also one a passing binary left, such as a LeakSanitizer report at a test
+# process's exit), so the CI output still shows them.  TSAN_OPTIONS / ASAN_OPTIONS
+# already in the environment come after log_path, so a log_path of the caller's still
+# wins.  With EMU set (the aarch64 cross build: qemu-aarch64 and its flags), the binary
+# runs under it.  Exit status: the binary's.
 set -u
 bin=$1
 shift
@@ -24,7 +25,7 @@ fi
 # shellcheck disable=SC2086 # EMU is a command and its flags
 ${EMU:-} "$bin" "$@"
 st=$?
-if [ "$st" -ne 0 ] && [ -n "$dir" ]; then
+if [ -n "$dir" ]; then
     for f in "$dir/$name".*; do
         [ -f "$f" ] || continue
         echo "== sanitizer report $f"
