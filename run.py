@@ -105,6 +105,10 @@ def atomic_write_text(path, text):
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
                                dir=directory)
     try:
+        # mkstemp makes the file 0600; give it the mode open() would (0666 less the umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()

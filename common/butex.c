@@ -187,7 +187,7 @@ static int64_t realtime_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+static int64_t ts_ns(const struct timespec *t) { return core_timespec_ns(t); }
 
 static void timeout_cb(void *arg)
 {
@@ -250,7 +250,8 @@ static int wait_pthread(butex_t *b, butex_waiter_t *w)
     while (atomic_load_explicit(&w->futex, memory_order_acquire) == 0) {
         struct timespec rel, *relp = NULL;
         if (w->abstime) {
-            int64_t left = ts_ns(w->abstime) - realtime_ns();
+            int64_t deadline = ts_ns(w->abstime), now = realtime_ns();
+            int64_t left = deadline > now ? deadline - now : 0; /* no overflow */
             if (left <= 0) {
                 butex_t *c = lock_container(w);
                 if (c) {
@@ -353,13 +354,20 @@ int bthread_stopped(bthread_t tid)
     return !t || atomic_load_explicit(&t->stopped, memory_order_relaxed);
 }
 
+/* Any length: the deadline saturates (a sleep of 2^63 us or more lasts until the end
+ * of time, or an interrupt); a pthread sleeps in nanosleep, which takes seconds (usleep
+ * would truncate to useconds_t). */
 int bthread_usleep(uint64_t us)
 {
-    if (!core_current_suspendable())
-        return usleep((useconds_t)us);
+    if (!core_current_suspendable()) {
+        struct timespec rel = {.tv_sec = (time_t)(us / 1000000),
+                               .tv_nsec = (long)(us % 1000000) * 1000};
+        return nanosleep(&rel, NULL);
+    }
     butex_t sleeper;
     butex_init_embedded(&sleeper, 0);
-    int64_t when = realtime_ns() + (int64_t)us * 1000;
+    int64_t now = realtime_ns();
+    int64_t when = us >= (uint64_t)(INT64_MAX - now) / 1000 ? INT64_MAX : now + (int64_t)us * 1000;
     struct timespec abs = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
     if (butex_wait(&sleeper, 0, &abs) == 0 || errno == ETIMEDOUT)
         return 0;

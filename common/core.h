@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bthread.h"
 #include "fcontext.h"
@@ -66,6 +67,7 @@ struct task {
     /* -- run-time state, written by workers ------------------------------------------ */
     alignas(CACHELINE) bthread_fcontext_t ctx; /* saved context while switched out */
     uint64_t nswitch;            /* times switched in */
+    int home;                    /* the worker it last ran on (READY_HOME variants) */
     void *asan_fake_stack;       /* AddressSanitizer fiber bookkeeping */
     void *exit_frame;            /* bthread_exit's way out when not on its own stack */
     int saved_errno;
@@ -78,7 +80,8 @@ struct task {
 };
 
 /* ---- services of sched.c ---------------------------------------------------------- */
-void core_ensure_started(void);
+/* Start the scheduler if it is not running: 0, or an errno value (said on stderr). */
+int core_ensure_started(void);
 /* The running bthread, or NULL on a plain pthread. */
 task_t *core_current(void);
 /* The running bthread if it can suspend (has its own stack), else NULL: callers then
@@ -114,5 +117,17 @@ void bthread_fd_shutdown_internal(void) __attribute__((weak));
 
 /* Monotonic clock in ns (vDSO, no system call). */
 uint64_t core_now_ns(void);
+
+/* A deadline in ns since the epoch, saturated to the int64_t range: a far-future
+ * deadline (tv_sec = LONG_MAX, 10^10) stays in the far future instead of wrapping into
+ * the past, and a far-past one stays past.  tv_nsec must be in [0, 10^9). */
+static inline int64_t core_timespec_ns(const struct timespec *t)
+{
+    if (t->tv_sec >= INT64_MAX / 1000000000)
+        return INT64_MAX;
+    if (t->tv_sec <= INT64_MIN / 1000000000)
+        return INT64_MIN;
+    return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
 
 #endif /* SCHEDBENCH_CORE_H */

@@ -268,7 +268,8 @@ static int fd_wait_pthread(int fd, unsigned events, const struct timespec *absti
         if (abstime) {
             struct timespec now;
             clock_gettime(CLOCK_REALTIME, &now);
-            rel.tv_sec = abstime->tv_sec - now.tv_sec;
+            /* far-past deadlines: no overflow in the subtraction below */
+            rel.tv_sec = abstime->tv_sec < now.tv_sec ? -1 : abstime->tv_sec - now.tv_sec;
             rel.tv_nsec = abstime->tv_nsec - now.tv_nsec;
             if (rel.tv_nsec < 0) {
                 rel.tv_nsec += 1000000000L;

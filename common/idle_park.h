@@ -27,6 +27,26 @@
  * Each wake wakes at most one worker, so no more workers wake than tasks appear.  A
  * targeted wake (a task placed on one worker's queue, for variants without stealing)
  * goes to that worker's lot.
+ *
+ * The watcher (sched.c, make_ready_again, explains why one is needed).  A task woken on
+ * a busy worker waits in that worker's runnext slot with no wake-up.  So while some
+ * worker runs, one parked worker at most, the watcher, parks with a timeout of
+ * PARK_WATCH_NS instead of for good, and searches again when it fires:
+ *
+ *   watcher (park_wait)                   waker (park_watch, after its seq_cst
+ *   announce; recheck                             exchange into a runnext slot)
+ *   watching 0 -> 1 (seq_cst)             if watching > 0: return        <- the cheap path
+ *   futex_wait(state, st, PARK_WATCH_NS)  if sleepers == 0: return
+ *   watching-- (seq_cst); search again    park_wake(NULL): that one becomes the watcher
+ *
+ * If the waker reads watching > 0, the watcher's decrement comes later in the seq_cst
+ * order, so the search after it sees the slot.  If it reads 0 and sleepers > 0, it wakes
+ * a sleeper, which searches; if it reads sleepers == 0, every later sleeper announces
+ * itself after the slot was filled and sees it in its recheck.  Either way somebody
+ * looks at the slot within PARK_WATCH_NS (and takes the task if the owner is stuck).
+ * The others still park for good, and when every worker sleeps nobody watches (no slot
+ * can fill without a wake).  Parking stays parking: no spin phase, one extra wake-up
+ * per PARK_WATCH_NS while work runs, which is what keeps chaselev apart from adaptive.
  */
 #ifndef SCHEDBENCH_IDLE_PARK_H
 #define SCHEDBENCH_IDLE_PARK_H
@@ -40,8 +60,11 @@ typedef struct park_lot {
     _Atomic int waiting;           /* 1 while its worker is announced */
 } park_lot_t;
 
+#define PARK_WATCH_NS 1000000 /* a watcher searches again this often (1 ms) */
+
 static struct parking {
     alignas(64) _Atomic int sleepers;
+    _Atomic int watching; /* 1 while a parked worker is the watcher */
     _Atomic unsigned next; /* where the next untargeted wake starts looking */
     park_lot_t *lots;
     int n;
@@ -58,6 +81,7 @@ static inline int park_setup(int n)
     }
     parking.n = n;
     atomic_init(&parking.sleepers, 0);
+    atomic_init(&parking.watching, 0);
     return 0;
 }
 
@@ -76,8 +100,19 @@ static inline task_t *park_wait(worker_t *w)
     atomic_fetch_add_explicit(&parking.sleepers, 1, memory_order_seq_cst);
     task_t *t = find_work(w);
     if (!t && !core_stopping()) {
+        /* the watcher only while another worker runs (else no slot can fill unseen) */
+        int zero = 0;
+        bool watch = core_watch_wanted() &&
+                     atomic_load_explicit(&parking.sleepers, memory_order_relaxed) < worker_count() &&
+                     atomic_compare_exchange_strong_explicit(&parking.watching, &zero, 1,
+                                                             memory_order_seq_cst,
+                                                             memory_order_relaxed);
+        static const struct timespec watch_ts = {0, PARK_WATCH_NS};
         stat_park(w);
-        futex_wait_private(&lot->state, st, NULL);
+        futex_wait_private(&lot->state, st, watch ? &watch_ts : NULL);
+        /* seq_cst: ordered before the search that follows (see park_watch) */
+        if (watch)
+            atomic_fetch_sub_explicit(&parking.watching, 1, memory_order_seq_cst);
     }
     /* Leave: unless a waker claimed us (and so uncounted us), uncount ourselves. */
     int one = 1;
@@ -117,7 +152,7 @@ static inline void park_wake(worker_t *target)
         park_signal(&parking.lots[worker_index(target)]);
         return;
     }
-    int n = parking.n;
+    int n = worker_count();
     unsigned start = atomic_fetch_add_explicit(&parking.next, 1, memory_order_relaxed);
     for (int k = 0; k < n; k++) {
         park_lot_t *lot = &parking.lots[(start + (unsigned)k) % (unsigned)n];
@@ -128,10 +163,22 @@ static inline void park_wake(worker_t *target)
 
 static inline void park_wake_all(void)
 {
-    for (int i = 0; i < parking.n; i++) {
+    for (int i = 0; i < worker_count(); i++) {
         atomic_fetch_add_explicit(&parking.lots[i].state, 1, memory_order_seq_cst);
         futex_wake_private(&parking.lots[i].state, 1);
     }
+}
+
+/* A task was left in the caller's runnext slot without a wake-up: make sure a watcher
+ * exists (see above).  The caller's seq_cst exchange into the slot comes first. */
+static inline void park_watch(void)
+{
+    /* seq_cst loads: after the exchange, against the watcher's decrement and a
+     * sleeper's announcement (see above) */
+    if (atomic_load_explicit(&parking.watching, memory_order_seq_cst) ||
+        atomic_load_explicit(&parking.sleepers, memory_order_seq_cst) == 0)
+        return;
+    park_wake(NULL);
 }
 
 #define IDLE_SETUP(n) park_setup(n)
@@ -139,5 +186,6 @@ static inline void park_wake_all(void)
 #define IDLE_WAIT(w) park_wait(w)
 #define IDLE_WAKE(target) park_wake(target)
 #define IDLE_WAKE_ALL() park_wake_all()
+#define IDLE_WATCH() park_watch()
 
 #endif /* SCHEDBENCH_IDLE_PARK_H */

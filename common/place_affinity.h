@@ -4,7 +4,9 @@
  * (threads get home workers round-robin at their first submission).  This is the
  * per-thread-queue pool of the work-stealing article ("seven threads idle while the
  * eighth has a pile of tasks"): cheap and local while the load is even, stuck when a
- * submitter or a task tree puts more work on one worker than on the others.
+ * submitter or a task tree puts more work on one worker than on the others.  A task
+ * that ran stays on its worker: a butex wake, a timer (the timer thread is a foreign
+ * thread with a home of its own) or an interrupt makes it ready there (READY_HOME).
  */
 #ifndef SCHEDBENCH_PLACE_AFFINITY_H
 #define SCHEDBENCH_PLACE_AFFINITY_H
@@ -23,6 +25,7 @@ static inline void affinity_submit(task_t *t)
 }
 
 #define STEALING 0
+#define READY_HOME 1
 #define REMOTE_SUBMIT(t) affinity_submit(t)
 
 #endif /* SCHEDBENCH_PLACE_AFFINITY_H */

@@ -41,7 +41,7 @@ static struct {
 } tm = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER, .free_head = -1};
 
-static int64_t ns_of(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+static int64_t ns_of(const struct timespec *t) { return core_timespec_ns(t); }
 
 static bool earlier(int a, int b) { return tm.slots[tm.heap[a]].when < tm.slots[tm.heap[b]].when; }
 
