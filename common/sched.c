@@ -417,6 +417,13 @@ static inline __attribute__((unused)) void remote_submit_default(task_t *t)
     IDLE_WAKE(STEALING ? NULL : target);
 }
 
+/* Onto w's own queue (the remote one if full), with no wake-up.  Owner only. */
+static inline __attribute__((unused)) void push_own(worker_t *w, task_t *t)
+{
+    if (!RQ_PUSH(w, t))
+        spill(w, t);
+}
+
 /* Make a task runnable from the calling thread. */
 static void make_ready(worker_t *w, task_t *t, bool signal)
 {
@@ -477,13 +484,18 @@ static void make_ready_again(worker_t *w, task_t *t, bool woken)
         }
     }
     if (!RUNNEXT || !woken || !w) {
-        make_ready(w, t, true);
+        if (READY_HOME) /* w is t's home: its own queue, not a placement decision */
+            push_own(w, t);
+        else
+            make_ready(w, t, true);
         return;
     }
     /* seq_cst: publishes t to a thief's exchange and acquires the task we displace;
      * ordered before IDLE_WATCH's loads (see above) */
     task_t *old = atomic_exchange_explicit(&w->runnext, t, memory_order_seq_cst);
-    if (old)
+    if (old && READY_HOME)
+        push_own(w, old); /* only w's own tasks enter w's slot there */
+    else if (old)
         make_ready(w, old, true);
     if (STEALING)
         IDLE_WATCH();

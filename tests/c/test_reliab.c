@@ -83,8 +83,10 @@ static void *woken_b(void *p)
 static void *waker_a(void *p)
 {
     strand_t *s = p;
-    if (pthread_equal(pthread_self(), atomic_load(&s->b_thread))) {
-        atomic_store(&s->a_same, 1); /* same worker: the caller places A again */
+    /* static, affinity: on B's own worker, B would wait for A by design; the caller
+     * places A again.  The others move tasks: B goes to A's runnext slot either way. */
+    if (keeps_tasks() && pthread_equal(pthread_self(), atomic_load(&s->b_thread))) {
+        atomic_store(&s->a_same, 1);
         return NULL;
     }
     bthread_usleep(20000); /* B is surely asleep in sem_wait by now */
@@ -185,6 +187,10 @@ static void *stays_home(void *p)
     pthread_t home = pthread_self();
     for (int i = 0; i < 100; i++) {
         bthread_usleep(100); /* woken by the timer thread */
+        if (!pthread_equal(pthread_self(), home))
+            atomic_fetch_add(&s->moved, 1);
+        bthread_interrupt(bthread_self()); /* requeued by its own wait: EINTR at once */
+        bthread_usleep(100000);
         if (!pthread_equal(pthread_self(), home))
             atomic_fetch_add(&s->moved, 1);
         /* woken by the other task, which runs on the other worker */
