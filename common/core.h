@@ -60,7 +60,9 @@ struct task {
     task_t *next;                /* link for queues and the free list */
     void *keytable;              /* bthread-local storage (key.c) */
     butex_waiter_t *waiter;      /* current butex wait, under wait_lock (butex.c) */
-    uint32_t version;            /* this incarnation; join_bx.value == version while alive */
+    _Atomic uint32_t version;    /* this incarnation; join_bx.value == version while alive.
+                                    Relaxed everywhere: core_task_of may read it while the
+                                    slot is reused (see there) */
     uint32_t slot;
     bthread_stacktype_t stack_type;
     unsigned attr_flags;
@@ -97,7 +99,10 @@ void core_suspend(void (*fn)(void *), void *arg);
 /* The task an id names while that id is alive, else NULL.  *invalid is set when the id
  * never named a slot. */
 task_t *core_task_of(bthread_t tid, bool *invalid);
-static inline bthread_t core_tid(const task_t *t) { return (uint64_t)t->version << 32 | t->slot; }
+static inline bthread_t core_tid(const task_t *t)
+{
+    return (uint64_t)atomic_load_explicit(&t->version, memory_order_relaxed) << 32 | t->slot;
+}
 
 /* futex helpers (private futexes). */
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);

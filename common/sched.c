@@ -144,7 +144,7 @@ static task_t *task_alloc(struct free_cache *fc)
         spin_unlock(&pool_lock);
     }
     uint32_t v = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed);
-    t->version = v ? v : 1; /* 0 is never a version, so an id is never 0 */
+    atomic_store_explicit(&t->version, v ? v : 1, memory_order_relaxed); /* see core.h */
     if (!v)
         atomic_store_explicit(&t->join_bx.value, 1, memory_order_relaxed);
     t->next = NULL;
@@ -205,8 +205,10 @@ static task_t *slot_task(uint32_t slot)
 
 /* Versions of a slot are handed out in order (1, 2, ..., wrapping past 0); join_bx.value
  * is the live version, or, while the slot is free, the next one it will hand out.  So an
- * id whose version is ahead of the value, or equal to it while the slot is free (the
- * slot's last incarnation, t->version, is older), was never handed out. */
+ * id whose version is ahead of the value was never handed out; one equal to it is alive
+ * if t->version (the latest incarnation) equals it too, was never handed out if
+ * t->version is older (the slot is free), and has ended if t->version is newer (it
+ * ended and the slot was reused between our two loads). */
 task_t *core_task_of(bthread_t tid, bool *invalid)
 {
     uint32_t version = (uint32_t)(tid >> 32);
@@ -215,12 +217,15 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     if (t) {
         /* acquire: pairs with the release in task_end; alive iff the versions match */
         uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
-        if (now == version && t->version == version) {
+        /* relaxed: monotonic per slot; an id's holder got it after task_alloc stored it */
+        uint32_t latest = atomic_load_explicit(&t->version, memory_order_relaxed);
+        if (now == version && latest == version) {
             if (invalid)
                 *invalid = false;
             return t;
         }
-        never = (int32_t)(version - now) >= 0; /* not yet handed out (else: ended) */
+        never = now == version ? (int32_t)(latest - version) < 0 /* free, not yet issued */
+                               : (int32_t)(version - now) > 0;   /* ahead of the slot */
     }
     if (invalid)
         *invalid = never;
@@ -235,7 +240,8 @@ static unsigned long live_tasks(void)
         task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
         for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++)
             live += (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
-                                                   memory_order_acquire) == chunk[i].version;
+                                                   memory_order_acquire) ==
+                    atomic_load_explicit(&chunk[i].version, memory_order_relaxed);
     }
     return live;
 }
@@ -671,7 +677,8 @@ static worker_t *task_end(worker_t *w, task_t *t)
     /* seq_cst store then seq_cst load, against bthread_join's seq_cst increment then
      * load of the version: either we see the joiner and wake it, or it sees the new
      * version and does not wait.  Most tasks have no joiner waiting and skip the lock. */
-    atomic_store_explicit(&t->join_bx.value, (int)(t->version + 1 ? t->version + 1 : 1),
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    atomic_store_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
                           memory_order_seq_cst);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
@@ -1232,7 +1239,8 @@ int bthread_setconcurrency(int num)
         rc = EPERM; /* this variant's victim orders are fixed at start-up */
     } else if (num > n) {
         for (int i = n; i < num && rc == 0; i++) /* one by one: stop at the first failure */
-            if (worker_setup(i) != 0 || start_threads(i, i + 1) == i)
+            if (worker_setup(i) != 0 || VICTIM_SETUP(&ctl.workers[i]) != 0 ||
+                start_threads(i, i + 1) == i)
                 rc = EAGAIN;
     }
     pthread_mutex_unlock(&ctl.lock);
