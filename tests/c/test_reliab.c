@@ -52,6 +52,16 @@ static bool variant_is(const char *a, const char *b)
     return !strcmp(v, a) || (b && !strcmp(v, b));
 }
 
+/* The worker thread running the caller now.  glibc declares pthread_self() const, so a
+ * compiler may reuse one call's result across a switch to another worker: this cannot
+ * be folded (the asm hides the value's origin). */
+static __attribute__((noinline)) pthread_t current_thread(void)
+{
+    pthread_t t = pthread_self();
+    __asm__ __volatile__("" : "+r"(t));
+    return t;
+}
+
 /* Tasks never move in these (by design); a woken task returns to its own worker. */
 static bool keeps_tasks(void) { return variant_is("static", "affinity"); }
 
@@ -70,7 +80,7 @@ typedef struct strand {
 static void *woken_b(void *p)
 {
     strand_t *s = p;
-    atomic_store(&s->b_thread, pthread_self());
+    atomic_store(&s->b_thread, current_thread());
     atomic_store(&s->b_ready, 1);
     cr_assert_eq(bthread_sem_wait(&s->sem), 0);
     atomic_store(&s->b_done, 1);
@@ -85,7 +95,7 @@ static void *waker_a(void *p)
     strand_t *s = p;
     /* static, affinity: on B's own worker, B would wait for A by design; the caller
      * places A again.  The others move tasks: B goes to A's runnext slot either way. */
-    if (keeps_tasks() && pthread_equal(pthread_self(), atomic_load(&s->b_thread))) {
+    if (keeps_tasks() && pthread_equal(current_thread(), atomic_load(&s->b_thread))) {
         atomic_store(&s->a_same, 1);
         return NULL;
     }
@@ -184,14 +194,14 @@ typedef struct stay {
 static void *stays_home(void *p)
 {
     stay_t *s = p;
-    pthread_t home = pthread_self();
+    pthread_t home = current_thread();
     for (int i = 0; i < 100; i++) {
         bthread_usleep(100); /* woken by the timer thread */
-        if (!pthread_equal(pthread_self(), home))
+        if (!pthread_equal(current_thread(), home))
             atomic_fetch_add(&s->moved, 1);
         bthread_interrupt(bthread_self()); /* requeued by its own wait: EINTR at once */
         bthread_usleep(100000);
-        if (!pthread_equal(pthread_self(), home))
+        if (!pthread_equal(current_thread(), home))
             atomic_fetch_add(&s->moved, 1);
         /* woken by the other task, which runs on the other worker */
         bthread_mutex_lock(&s->m);
@@ -200,7 +210,7 @@ static void *stays_home(void *p)
         while (atomic_load(&s->turn) < 2 * (i + 1))
             bthread_cond_wait(&s->c, &s->m);
         bthread_mutex_unlock(&s->m);
-        if (!pthread_equal(pthread_self(), home))
+        if (!pthread_equal(current_thread(), home))
             atomic_fetch_add(&s->moved, 1);
     }
     return NULL;
