@@ -37,7 +37,9 @@
  *   announce; recheck                             exchange into a runnext slot)
  *   watching 0 -> 1 (seq_cst)             if watching > 0: return        <- the cheap path
  *   futex_wait(state, st, PARK_WATCH_NS)  if sleepers == 0: return
- *   watching-- (seq_cst); search again    park_wake(NULL): that one becomes the watcher
+ *   watching-- (seq_cst)                  park_wake(NULL): that one searches, and
+ *   look at the runnext slots                                  becomes the watcher
+ *   (runnext_rescue), watch again
  *
  * If the waker reads watching > 0, the watcher's decrement comes later in the seq_cst
  * order, so the search after it sees the slot.  If it reads 0 and sleepers > 0, it wakes
@@ -45,8 +47,11 @@
  * itself after the slot was filled and sees it in its recheck.  Either way somebody
  * looks at the slot within PARK_WATCH_NS (and takes the task if the owner is stuck).
  * The others still park for good, and when every worker sleeps nobody watches (no slot
- * can fill without a wake).  Parking stays parking: no spin phase, one extra wake-up
- * per PARK_WATCH_NS while work runs, which is what keeps chaselev apart from adaptive.
+ * can fill without a wake).  A watcher whose timeout fires looks at the runnext slots
+ * only, not at the queues, and stays parked (announced, claimable) throughout: the
+ * parking lot otherwise behaves as before.  Parking stays parking: no spin phase, one
+ * extra wake-up per PARK_WATCH_NS while work runs, which keeps chaselev apart from
+ * adaptive.
  */
 #ifndef SCHEDBENCH_IDLE_PARK_H
 #define SCHEDBENCH_IDLE_PARK_H
@@ -91,6 +96,17 @@ static inline void park_teardown(void)
     parking.lots = NULL;
 }
 
+/* Become the watcher if it is wanted (another worker runs: else no slot can fill
+ * unseen) and nobody else is.  seq_cst: the claim is in the order park_watch reads. */
+static inline bool park_try_watch(void)
+{
+    int zero = 0;
+    return core_watch_wanted() &&
+           atomic_load_explicit(&parking.sleepers, memory_order_relaxed) < worker_count() &&
+           atomic_compare_exchange_strong_explicit(&parking.watching, &zero, 1,
+                                                   memory_order_seq_cst, memory_order_relaxed);
+}
+
 static inline task_t *park_wait(worker_t *w)
 {
     park_lot_t *lot = &parking.lots[worker_index(w)];
@@ -100,19 +116,24 @@ static inline task_t *park_wait(worker_t *w)
     atomic_fetch_add_explicit(&parking.sleepers, 1, memory_order_seq_cst);
     task_t *t = find_work(w);
     if (!t && !core_stopping()) {
-        /* the watcher only while another worker runs (else no slot can fill unseen) */
-        int zero = 0;
-        bool watch = core_watch_wanted() &&
-                     atomic_load_explicit(&parking.sleepers, memory_order_relaxed) < worker_count() &&
-                     atomic_compare_exchange_strong_explicit(&parking.watching, &zero, 1,
-                                                             memory_order_seq_cst,
-                                                             memory_order_relaxed);
         static const struct timespec watch_ts = {0, PARK_WATCH_NS};
+        bool watch = park_try_watch();
         stat_park(w);
-        futex_wait_private(&lot->state, st, watch ? &watch_ts : NULL);
-        /* seq_cst: ordered before the search that follows (see park_watch) */
-        if (watch)
+        for (;;) {
+            futex_wait_private(&lot->state, st, watch ? &watch_ts : NULL);
+            if (!watch)
+                break;
+            /* seq_cst: ordered before the look at the slots that follows (park_watch) */
             atomic_fetch_sub_explicit(&parking.watching, 1, memory_order_seq_cst);
+            /* acquire: pairs with a waker's bump; woken (claimed, shutdown): search */
+            if (atomic_load_explicit(&lot->state, memory_order_acquire) != st || core_stopping())
+                break;
+            /* the watch fired: the runnext slots only, so that the watcher changes
+             * nothing else about how this idler behaves (queued work is a waker's job) */
+            if ((t = runnext_rescue(w)))
+                break;
+            watch = park_try_watch(); /* else sleep for good: another watches, or none runs */
+        }
     }
     /* Leave: unless a waker claimed us (and so uncounted us), uncount ourselves. */
     int one = 1;

@@ -75,6 +75,7 @@ static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
 static inline __attribute__((unused)) void stat_park(worker_t *w);
 static inline __attribute__((unused)) void stat_wakeup(void);
 static inline __attribute__((unused)) bool core_watch_wanted(void);
+static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w);
 
 /* ======================================================================================
  * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
@@ -788,6 +789,22 @@ static inline __attribute__((unused)) task_t *runnext_take_stuck(worker_t *v)
 static inline __attribute__((unused)) bool core_watch_wanted(void)
 {
     return STEALING && RUNNEXT && worker_count() > 1;
+}
+
+/* The watcher's look: a task stuck in another worker's runnext slot, or NULL.  Owner
+ * only (w is the caller's worker). */
+static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w)
+{
+    int n = worker_count();
+    for (int i = 0; RUNNEXT && i < n; i++) {
+        task_t *t = i == w->index ? NULL : runnext_take_stuck(&ctl.workers[i]);
+        if (t) {
+            STAT_INC(w, steals);
+            STAT_INC(w, stolen_tasks);
+            return t;
+        }
+    }
+    return NULL;
 }
 
 static task_t *steal_round(worker_t *w)
