@@ -31,7 +31,7 @@
  * The watcher (sched.c, make_ready_again, explains why one is needed).  A task woken on
  * a busy worker waits in that worker's runnext slot with no wake-up.  So while some
  * worker runs, one parked worker at most, the watcher, parks with a timeout of
- * PARK_WATCH_NS instead of for good, and searches again when it fires:
+ * PARK_WATCH_NS instead of for good, and looks at the slots again when it fires:
  *
  *   watcher (park_wait)                   waker (park_watch, after its seq_cst
  *   announce; recheck                             exchange into a runnext slot)
@@ -42,7 +42,7 @@
  *   (runnext_rescue), watch again
  *
  * If the waker reads watching > 0, the watcher's decrement comes later in the seq_cst
- * order, so the search after it sees the slot.  If it reads 0 and sleepers > 0, it wakes
+ * order, so its look after it sees the slot.  If it reads 0 and sleepers > 0, it wakes
  * a sleeper, which searches; if it reads sleepers == 0, every later sleeper announces
  * itself after the slot was filled and sees it in its recheck.  Either way somebody
  * looks at the slot within PARK_WATCH_NS (and takes the task if the owner is stuck).
@@ -65,7 +65,7 @@ typedef struct park_lot {
     _Atomic int waiting;           /* 1 while its worker is announced */
 } park_lot_t;
 
-#define PARK_WATCH_NS 1000000 /* a watcher searches again this often (1 ms) */
+#define PARK_WATCH_NS 1000000 /* a watcher looks at the runnext slots this often (1 ms) */
 
 static struct parking {
     alignas(64) _Atomic int sleepers;

@@ -459,11 +459,12 @@ static void make_ready(worker_t *w, task_t *t, bool signal)
  *
  * So some idle worker always keeps an eye on the runnext slots: the idler's watcher.
  * With the parking lot (idle_park.h) at most one parked worker is the watcher: it parks
- * with a timeout (PARK_WATCH_NS) instead of for good, and searches again when it fires.
+ * with a timeout (PARK_WATCH_NS) instead of for good, and looks at the runnext slots
+ * (runnext_rescue) when it fires.
  * The waker, after its seq_cst exchange into runnext, reads (seq_cst) whether a
  * watcher exists (IDLE_WATCH); if none does and somebody sleeps, it wakes one, which then
- * becomes the watcher.  A watcher leaves the role (seq_cst decrement) before it searches,
- * so either the waker sees the watcher, or the watcher's search sees the slot: the
+ * becomes the watcher.  A watcher leaves the role (seq_cst decrement) before it looks,
+ * so either the waker sees the watcher, or the watcher's look sees the slot: the
  * publish / full barrier / check pattern of idle_park.h.  In a steady ping-pong the
  * other worker is the watcher, so a hand-off costs one load of a read-mostly line and
  * no system call; the watcher wakes once per PARK_WATCH_NS.  Spinners (spin, adaptive)
