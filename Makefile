@@ -81,9 +81,13 @@ SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer)
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror
+# A frame larger than a stack's guard page could jump it and land in the stack below:
+# where the compiler can, it probes every page of a large frame (README: Stacks).  A
+# compile probe decides, so a compiler without the flag still builds.
+CLASH    := $(shell echo 'int x;' | $(CC) -fstack-clash-protection -Werror -x c -c - -o /dev/null 2>/dev/null && echo -fstack-clash-protection)
 CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness
-CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(SANFLAGS) $(EXTRA_CFLAGS)
-CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(SANFLAGS) $(EXTRA_CFLAGS)
+CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
+CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   := -pthread -lhwloc -lm $(SANFLAGS)
 
 .PHONY: all test run list-variants list-workloads clean

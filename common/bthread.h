@@ -88,6 +88,8 @@ int bthread_equal(bthread_t t1, bthread_t t2);
 void bthread_exit(void *retval) __attribute__((__noreturn__));
 /* From a bthread: requeue the caller and run another task.  From a pthread: sched_yield. */
 int bthread_yield(void);
+/* Any length: from a bthread the deadline saturates (2^63 us and up sleep until
+ * interrupted); from a pthread it is a nanosleep (-1 with errno EINTR on a signal). */
 int bthread_usleep(uint64_t microseconds);
 int bthread_interrupt(bthread_t tid); /* wake tid from a butex wait / sleep with EINTR */
 int bthread_stop(bthread_t tid);      /* mark stopped, then interrupt */
@@ -104,9 +106,11 @@ int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
 
 /* The running worker count; before start-up, the count it will start with. */
 int bthread_getconcurrency(void);
-/* num from 1 to BTHREAD_MAX_CONCURRENCY, else EINVAL.  Before start-up: the worker count
- * to start with.  While running: 0 if num is the running count, else EPERM (brpc lets a
- * running pool grow; here, bthread_shutdown() first, then set the new count). */
+/* Before start-up: the worker count to start with.  While running: add workers up to num
+ * (as brpc, it only grows); EPERM if num is below the running count (or, on the numa
+ * variant, whose victim orders are fixed at start-up, for any change); EAGAIN if not every
+ * new worker thread could be created (those that could run).  EINVAL outside
+ * 1..BTHREAD_MAX_CONCURRENCY. */
 int bthread_setconcurrency(int num);
 
 /* ---- synchronization (common/sync.c) --------------------------------------------- */

@@ -24,6 +24,7 @@
 
 #include "butex.h"
 #include "core.h"
+#include "timeutil.h"
 
 /* ---- the list ------------------------------------------------------------------------ */
 void butex_init_embedded(butex_t *b, int value)
@@ -181,14 +182,7 @@ int butex_requeue(void *p1, void *p2)
 }
 
 /* ---- wait ----------------------------------------------------------------------------- */
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+static int64_t realtime_ns(void) { return sb_clock_ns(CLOCK_REALTIME); }
 
 static void timeout_cb(void *arg)
 {
@@ -251,7 +245,8 @@ static int wait_pthread(butex_t *b, butex_waiter_t *w)
     while (atomic_load_explicit(&w->futex, memory_order_acquire) == 0) {
         struct timespec rel, *relp = NULL;
         if (w->abstime) {
-            int64_t left = ts_ns(w->abstime) - realtime_ns();
+            int64_t deadline = sb_ts_to_ns(w->abstime), now = realtime_ns();
+            int64_t left = deadline > now ? deadline - now : 0; /* no overflow */
             if (left <= 0) {
                 butex_t *c = lock_container(w);
                 if (c) {
@@ -260,12 +255,11 @@ static int wait_pthread(butex_t *b, butex_waiter_t *w)
                     return ETIMEDOUT;
                 }
                 /* a waker took us off the list: wait for its store */
-                while (atomic_load_explicit(&w->futex, memory_order_acquire) == 0)
-                    sched_yield();
+                for (unsigned r = 0; atomic_load_explicit(&w->futex, memory_order_acquire) == 0; r++)
+                    backoff(r);
                 break;
             }
-            rel.tv_sec = left / 1000000000;
-            rel.tv_nsec = left % 1000000000;
+            rel = sb_ns_to_ts(left);
             relp = &rel;
         }
         futex_wait_private(&w->futex, 0, relp);
@@ -280,7 +274,7 @@ int butex_wait(void *p, int expected, const struct timespec *abstime)
         errno = EWOULDBLOCK;
         return -1;
     }
-    if (abstime && ts_ns(abstime) <= realtime_ns()) {
+    if (abstime && sb_ts_to_ns(abstime) <= realtime_ns()) {
         errno = ETIMEDOUT;
         return -1;
     }
@@ -357,14 +351,21 @@ int bthread_stopped(bthread_t tid)
     return !t || atomic_load_explicit(&t->stopped, memory_order_relaxed);
 }
 
+/* Any length: the deadline saturates (a sleep of 2^63 us or more lasts until the end
+ * of time, or an interrupt); a pthread sleeps in nanosleep, which takes seconds (usleep
+ * would truncate to useconds_t). */
 int bthread_usleep(uint64_t us)
 {
-    if (!core_current_suspendable())
-        return usleep((useconds_t)us);
+    if (!core_current_suspendable()) {
+        struct timespec rel = {.tv_sec = (time_t)(us / 1000000),
+                               .tv_nsec = (long)(us % 1000000) * 1000};
+        return nanosleep(&rel, NULL);
+    }
     butex_t sleeper;
     butex_init_embedded(&sleeper, 0);
-    int64_t when = realtime_ns() + (int64_t)us * 1000;
-    struct timespec abs = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
+    int64_t now = realtime_ns();
+    int64_t when = us >= (uint64_t)(INT64_MAX - now) / 1000 ? INT64_MAX : now + (int64_t)us * 1000;
+    struct timespec abs = sb_ns_to_ts(when);
     if (butex_wait(&sleeper, 0, &abs) == 0 || errno == ETIMEDOUT)
         return 0;
     return -1; /* errno = EINTR (interrupted or stopped) */

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bthread.h"
 #include "fcontext.h"
@@ -73,13 +74,16 @@ struct task {
                                     queue's consumer reads it while a producer links) */
     void *keytable;              /* bthread-local storage (key.c) */
     butex_waiter_t *waiter;      /* current butex wait, under wait_lock (butex.c) */
-    uint32_t version;            /* this incarnation; join_bx.value == version while alive */
+    _Atomic uint32_t version;    /* this incarnation; join_bx.value == version while alive.
+                                    Relaxed everywhere: core_task_of may read it while the
+                                    slot is reused (see there) */
     uint32_t slot;
     bthread_stacktype_t stack_type;
     unsigned attr_flags;
     /* -- run-time state, written by workers ------------------------------------------ */
     alignas(CACHELINE) bthread_fcontext_t ctx; /* saved context while switched out */
     uint64_t nswitch;            /* times switched in */
+    int home;                    /* the worker it last ran on (READY_HOME variants) */
     void *asan_fake_stack;       /* AddressSanitizer fiber bookkeeping */
     void *exit_frame;            /* bthread_exit's way out when not on its own stack */
     int saved_errno;
@@ -92,7 +96,8 @@ struct task {
 };
 
 /* ---- services of sched.c ---------------------------------------------------------- */
-void core_ensure_started(void);
+/* Start the scheduler if it is not running: 0, or an errno value (said on stderr). */
+int core_ensure_started(void);
 /* The running bthread, or NULL on a plain pthread. */
 task_t *core_current(void);
 /* The running bthread if it can suspend (has its own stack), else NULL: callers then
@@ -108,12 +113,14 @@ void core_suspend(void (*fn)(void *), void *arg);
 /* The task an id names while that id is alive, else NULL.  *invalid is set when the id
  * never named a slot. */
 task_t *core_task_of(bthread_t tid, bool *invalid);
-static inline bthread_t core_tid(const task_t *t) { return (uint64_t)t->version << 32 | t->slot; }
+static inline bthread_t core_tid(const task_t *t)
+{
+    return (uint64_t)atomic_load_explicit(&t->version, memory_order_relaxed) << 32 | t->slot;
+}
 
 /* futex helpers (private futexes). */
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);
 int futex_wake_private(_Atomic int *addr, int n);
-
 
 /* key.c: run the destructors of t's bthread-local values (at task exit). */
 void key_run_destructors(task_t *t);

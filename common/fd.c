@@ -267,8 +267,9 @@ static int fd_wait_pthread(int fd, unsigned events, const struct timespec *absti
     for (;;) {
         struct timespec rel, *relp = NULL;
         if (abstime) {
-            int64_t left = sb_ts_to_ns(abstime) - sb_clock_ns(CLOCK_REALTIME);
-            rel = sb_ns_to_ts(left > 0 ? left : 0);
+            /* compare before subtracting: a far-past deadline saturates to INT64_MIN */
+            int64_t when = sb_ts_to_ns(abstime), now = sb_clock_ns(CLOCK_REALTIME);
+            rel = sb_ns_to_ts(when > now ? when - now : 0);
             relp = &rel;
         }
         const int n = ppoll(&p, 1, relp, NULL);

@@ -16,10 +16,13 @@
  *
  * If the submitter sees nspinning > 0, that spinner's decrement comes after the
  * submitter's load in the seq_cst order, so the spinner's recheck finds the task (at
- * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own
- * protocol covers the parked workers.  A spinner that finds work while it was the last
- * spinner wakes one parked worker to search in its place, so a burst of tasks still
- * spreads (Go's resetspinning).
+ * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own protocol covers the parked workers.  A spinner that finds
+ * work while it was the last spinner wakes one parked worker to search in its place, so
+ * a burst of tasks still spreads (Go's resetspinning).
+ *
+ * Runnext slots (sched.c, make_ready_again): spinners search them, so they are the
+ * watchers while they spin; when nobody spins, the parking lot's watcher takes over
+ * (idle_park.h).  The same argument as above covers a task left in a slot.
  */
 #ifndef SCHEDBENCH_IDLE_ADAPTIVE_H
 #define SCHEDBENCH_IDLE_ADAPTIVE_H
@@ -66,9 +69,20 @@ static inline void adaptive_wake(worker_t *target)
     park_wake(target);
 }
 
+static inline void adaptive_watch(void)
+{
+    /* seq_cst: after the caller's exchange into runnext, against a spinner's decrement
+     * then recheck */
+    if (atomic_load_explicit(&nspinning, memory_order_seq_cst) > 0)
+        return;
+    park_watch();
+}
+
 #undef IDLE_WAIT
 #undef IDLE_WAKE
+#undef IDLE_WATCH
 #define IDLE_WAIT(w) adaptive_wait(w)
 #define IDLE_WAKE(target) adaptive_wake(target)
+#define IDLE_WATCH() adaptive_watch()
 
 #endif /* SCHEDBENCH_IDLE_ADAPTIVE_H */

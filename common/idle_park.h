@@ -33,7 +33,33 @@
  * (park_search).  Unannounced, so the protocol above is unchanged: a waker that reads
  * sleepers == 0 while a worker searches relies on that worker's own later announcement
  * and recheck.  It keeps a worker that runs dry between a submitter's tasks from paying
- * a park and its wake-up per task (the foreign-submission case, issue 12).
+ * a park and its wake-up per task (the foreign-submission case, issue 12).  It is not
+ * adaptive's spinning: nobody counts the searchers and no waker skips a wake-up for
+ * them, and it lasts a few microseconds, not until a spin budget runs out.
+ *
+ * The watcher (sched.c, make_ready_again, explains why one is needed).  A task woken on
+ * a busy worker waits in that worker's runnext slot with no wake-up.  So while some
+ * worker runs, one parked worker at most, the watcher, parks with a timeout of
+ * PARK_WATCH_NS instead of for good, and looks at the slots again when it fires:
+ *
+ *   watcher (park_wait)                   waker (park_watch, after its seq_cst
+ *   announce; recheck                             exchange into a runnext slot)
+ *   watching 0 -> 1 (seq_cst)             if watching > 0: return        <- the cheap path
+ *   futex_wait(state, st, PARK_WATCH_NS)  if sleepers == 0: return
+ *   watching-- (seq_cst)                  park_wake(NULL): that one searches, and
+ *   look at the runnext slots                                  becomes the watcher
+ *   (runnext_rescue), watch again
+ *
+ * If the waker reads watching > 0, the watcher's decrement comes later in the seq_cst
+ * order, so its look after it sees the slot.  If it reads 0 and sleepers > 0, it wakes
+ * a sleeper, which searches; if it reads sleepers == 0, every later sleeper announces
+ * itself after the slot was filled and sees it in its recheck.  Either way somebody
+ * looks at the slot within PARK_WATCH_NS (and takes the task if the owner is stuck).
+ * The others still park for good, and when every worker sleeps nobody watches (no slot
+ * can fill without a wake).  A watcher whose timeout fires looks at the runnext slots
+ * only, not at the queues, and stays parked (announced, claimable) throughout: the
+ * parking lot otherwise behaves as before: one extra wake-up per PARK_WATCH_NS while
+ * work runs, and no spinning.
  */
 #ifndef SCHEDBENCH_IDLE_PARK_H
 #define SCHEDBENCH_IDLE_PARK_H
@@ -47,8 +73,11 @@ typedef struct park_lot {
     _Atomic int waiting;           /* 1 while its worker is announced */
 } park_lot_t;
 
+#define PARK_WATCH_NS 1000000 /* a watcher looks at the runnext slots this often (1 ms) */
+
 static struct parking {
     alignas(CACHELINE) _Atomic int sleepers;
+    _Atomic int watching; /* 1 while a parked worker is the watcher */
     _Atomic unsigned next; /* where the next untargeted wake starts looking */
     park_lot_t *lots;
     int n;
@@ -65,6 +94,7 @@ static inline int park_setup(int n)
     }
     parking.n = n;
     atomic_init(&parking.sleepers, 0);
+    atomic_init(&parking.watching, 0);
     return 0;
 }
 
@@ -94,6 +124,17 @@ static inline task_t *park_search(worker_t *w)
     return NULL;
 }
 
+/* Become the watcher if it is wanted (another worker runs: else no slot can fill
+ * unseen) and nobody else is.  seq_cst: the claim is in the order park_watch reads. */
+static inline bool park_try_watch(void)
+{
+    int zero = 0;
+    return core_watch_wanted() &&
+           atomic_load_explicit(&parking.sleepers, memory_order_relaxed) < worker_count() &&
+           atomic_compare_exchange_strong_explicit(&parking.watching, &zero, 1,
+                                                   memory_order_seq_cst, memory_order_relaxed);
+}
+
 static inline task_t *park_wait(worker_t *w)
 {
     park_lot_t *lot = &parking.lots[worker_index(w)];
@@ -109,8 +150,24 @@ static inline task_t *park_wait(worker_t *w)
     full_fence();
     task_t *t = find_work(w);
     if (!t && !core_stopping()) {
+        static const struct timespec watch_ts = {0, PARK_WATCH_NS};
+        bool watch = park_try_watch();
         stat_park(w);
-        futex_wait_private(&lot->state, st, NULL);
+        for (;;) {
+            futex_wait_private(&lot->state, st, watch ? &watch_ts : NULL);
+            if (!watch)
+                break;
+            /* seq_cst: ordered before the look at the slots that follows (park_watch) */
+            atomic_fetch_sub_explicit(&parking.watching, 1, memory_order_seq_cst);
+            /* acquire: pairs with a waker's bump; woken (claimed, shutdown): search */
+            if (atomic_load_explicit(&lot->state, memory_order_acquire) != st || core_stopping())
+                break;
+            /* the watch fired: the runnext slots only, so that the watcher changes
+             * nothing else about how this idler behaves (queued work is a waker's job) */
+            if ((t = runnext_rescue(w)))
+                break;
+            watch = park_try_watch(); /* else sleep for good: another watches, or none runs */
+        }
     }
     /* Leave: unless a waker claimed us (and so uncounted us), uncount ourselves. */
     int one = 1;
@@ -159,7 +216,7 @@ static inline void park_wake(worker_t *target)
         park_signal(&parking.lots[worker_index(target)]);
         return;
     }
-    int n = parking.n;
+    int n = worker_count();
     unsigned start = atomic_fetch_add_explicit(&parking.next, 1, memory_order_relaxed);
     for (int k = 0; k < n; k++) {
         park_lot_t *lot = &parking.lots[(start + (unsigned)k) % (unsigned)n];
@@ -170,10 +227,22 @@ static inline void park_wake(worker_t *target)
 
 static inline void park_wake_all(void)
 {
-    for (int i = 0; i < parking.n; i++) {
+    for (int i = 0; i < worker_count(); i++) {
         atomic_fetch_add_explicit(&parking.lots[i].state, 1, memory_order_seq_cst);
         futex_wake_private(&parking.lots[i].state, 1);
     }
+}
+
+/* A task was left in the caller's runnext slot without a wake-up: make sure a watcher
+ * exists (see above).  The caller's seq_cst exchange into the slot comes first. */
+static inline void park_watch(void)
+{
+    /* seq_cst loads: after the exchange, against the watcher's decrement and a
+     * sleeper's announcement (see above) */
+    if (atomic_load_explicit(&parking.watching, memory_order_seq_cst) ||
+        atomic_load_explicit(&parking.sleepers, memory_order_seq_cst) == 0)
+        return;
+    park_wake(NULL);
 }
 
 #define IDLE_SETUP(n) park_setup(n)
@@ -181,5 +250,6 @@ static inline void park_wake_all(void)
 #define IDLE_WAIT(w) park_search_wait(w)
 #define IDLE_WAKE(target) park_wake(target)
 #define IDLE_WAKE_ALL() park_wake_all()
+#define IDLE_WATCH() park_watch()
 
 #endif /* SCHEDBENCH_IDLE_PARK_H */

@@ -19,6 +19,8 @@
 
 #define MAX_KEYS 1024
 
+typedef void (*dtor_fn)(void *);
+
 typedef struct key_entry {
     uint32_t version;
     void *data;
@@ -33,7 +35,7 @@ static struct {
     pthread_mutex_t lock;
     uint32_t nkeys;                 /* indexes handed out so far */
     _Atomic uint32_t version[MAX_KEYS]; /* even = free, odd = in use */
-    void (*dtor[MAX_KEYS])(void *);
+    _Atomic(dtor_fn) dtor[MAX_KEYS];
     uint32_t free_list[MAX_KEYS];
     uint32_t nfree;
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -52,7 +54,10 @@ int bthread_key_create(bthread_key_t *key, void (*destructor)(void *))
         pthread_mutex_unlock(&reg.lock);
         return EAGAIN;
     }
-    reg.dtor[i] = destructor;
+    /* release: a destructor reader that loads this pointer (acquire) then sees the even
+     * version the last delete stored, so it cannot pair it with an older key's value
+     * (see key_run_destructors) */
+    atomic_store_explicit(&reg.dtor[i], destructor, memory_order_release);
     uint32_t v = atomic_load_explicit(&reg.version[i], memory_order_relaxed) + 1; /* odd */
     /* release: a reader that sees the version sees the destructor */
     atomic_store_explicit(&reg.version[i], v, memory_order_release);
@@ -76,7 +81,7 @@ int bthread_key_delete(bthread_key_t key)
         return EINVAL;
     }
     atomic_store_explicit(&reg.version[key.index], key.version + 1, memory_order_release);
-    reg.dtor[key.index] = NULL;
+    atomic_store_explicit(&reg.dtor[key.index], NULL, memory_order_release);
     reg.free_list[reg.nfree++] = key.index;
     pthread_mutex_unlock(&reg.lock);
     return 0;
@@ -131,9 +136,16 @@ void key_run_destructors(task_t *t)
                 continue;
             void *data = e->data;
             e->data = NULL;
+            /* The destructor of e's key, read without the lock, seqlock-style: version,
+             * destructor, version again.  If the key is deleted and the index re-created
+             * in between, the acquire load of the new destructor makes the later version
+             * load see the change (key_create's release), so a value never reaches
+             * another key's destructor. */
             if (atomic_load_explicit(&reg.version[i], memory_order_acquire) != e->version)
                 continue; /* the key was deleted */
-            void (*d)(void *) = reg.dtor[i];
+            dtor_fn d = atomic_load_explicit(&reg.dtor[i], memory_order_acquire);
+            if (atomic_load_explicit(&reg.version[i], memory_order_relaxed) != e->version)
+                continue; /* deleted meanwhile */
             if (d) {
                 d(data);
                 any = true;

@@ -4,7 +4,9 @@
  * (threads get home workers round-robin at their first submission).  This is the
  * per-thread-queue pool of the work-stealing article ("seven threads idle while the
  * eighth has a pile of tasks"): cheap and local while the load is even, stuck when a
- * submitter or a task tree puts more work on one worker than on the others.
+ * submitter or a task tree puts more work on one worker than on the others.  A task
+ * that ran stays on its worker: a butex wake, a timer (the timer thread is a foreign
+ * thread with a home of its own) or an interrupt makes it ready there (READY_HOME).
  */
 #ifndef SCHEDBENCH_PLACE_AFFINITY_H
 #define SCHEDBENCH_PLACE_AFFINITY_H
@@ -22,6 +24,7 @@ static inline worker_t *affinity_target(void)
 }
 
 #define STEALING 0
+#define READY_HOME 1
 #define REMOTE_TARGET() affinity_target()
 
 #endif /* SCHEDBENCH_PLACE_AFFINITY_H */

@@ -3,7 +3,9 @@
  * order and only that worker runs it (the "static" split a thread-pool user gets from
  * per-thread queues).  Placing on another worker uses that worker's remote queue and
  * wakes that worker (a targeted wake).  Under load imbalance a worker with long tasks
- * keeps its queue while others idle: the effect work stealing removes.
+ * keeps its queue while others idle: the effect work stealing removes.  Once placed, a
+ * task stays: woken, interrupted or timed out, it is made ready on the worker it last
+ * ran on (READY_HOME, sched.c), never on the waker's.
  */
 #ifndef SCHEDBENCH_PLACE_STATIC_H
 #define SCHEDBENCH_PLACE_STATIC_H
@@ -17,6 +19,7 @@ static inline worker_t *static_next(worker_t *w)
 }
 
 #define STEALING 0
+#define READY_HOME 1
 #define SPAWN_TARGET(w) static_next(w)
 
 #endif /* SCHEDBENCH_PLACE_STATIC_H */

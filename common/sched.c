@@ -79,6 +79,8 @@ static inline __attribute__((unused)) void stat_woken(worker_t *w);
 static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park);
 static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 static inline __attribute__((unused)) void stat_wakeup(void);
+static inline __attribute__((unused)) bool core_watch_wanted(void);
+static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w);
 
 /* ======================================================================================
  * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
@@ -176,7 +178,7 @@ static task_t *task_alloc(struct free_cache *fc)
         __builtin_prefetch(&fc->head->join_bx, 0);
     }
     uint32_t v = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed);
-    t->version = v ? v : 1; /* 0 is never a version, so an id is never 0 */
+    atomic_store_explicit(&t->version, v ? v : 1, memory_order_relaxed); /* see core.h */
     if (!v)
         atomic_store_explicit(&t->join_bx.value, 1, memory_order_relaxed);
     link_set(t, NULL);
@@ -231,16 +233,33 @@ static task_t *slot_task(uint32_t slot)
     return &atomic_load_explicit(&chunks[c], memory_order_relaxed)[slot % SLOTS_PER_CHUNK];
 }
 
+/* Versions of a slot are handed out in order (1, 2, ..., wrapping past 0); join_bx.value
+ * is the live version, or, while the slot is free, the next one it will hand out.  So an
+ * id whose version is ahead of the value was never handed out; one equal to it is alive
+ * if t->version (the latest incarnation) equals it too, was never handed out if
+ * t->version is older (the slot is free), and has ended if t->version is newer (it
+ * ended and the slot was reused between our two loads). */
 task_t *core_task_of(bthread_t tid, bool *invalid)
 {
     uint32_t version = (uint32_t)(tid >> 32);
     task_t *t = version ? slot_task((uint32_t)tid) : NULL;
+    bool never = t == NULL;
+    if (t) {
+        /* acquire: pairs with the release in task_end; alive iff the versions match */
+        uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
+        /* relaxed: monotonic per slot; an id's holder got it after task_alloc stored it */
+        uint32_t latest = atomic_load_explicit(&t->version, memory_order_relaxed);
+        if (now == version && latest == version) {
+            if (invalid)
+                *invalid = false;
+            return t;
+        }
+        never = now == version ? (int32_t)(latest - version) < 0 /* free, not yet issued */
+                               : (int32_t)(version - now) > 0;   /* ahead of the slot */
+    }
     if (invalid)
-        *invalid = (t == NULL);
-    /* acquire: pairs with the release in task_end; the id is alive iff versions match */
-    if (!t || (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire) != version)
-        return NULL;
-    return t;
+        *invalid = never;
+    return NULL;
 }
 
 static unsigned long live_tasks(void)
@@ -251,7 +270,8 @@ static unsigned long live_tasks(void)
         task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
         for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++)
             live += (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
-                                                   memory_order_acquire) == chunk[i].version;
+                                                   memory_order_acquire) ==
+                    atomic_load_explicit(&chunk[i].version, memory_order_relaxed);
     }
     return live;
 }
@@ -432,6 +452,12 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool
 #ifndef RUNNEXT
 #define RUNNEXT 1 /* butex wake-ups from a worker go to its runnext slot, unsignalled */
 #endif
+#ifndef IDLE_WATCH
+#define IDLE_WATCH() IDLE_WAKE(NULL) /* a task left in runnext: make sure someone looks */
+#endif
+#ifndef READY_HOME
+#define READY_HOME 0 /* 1: a task that ran is made ready again on the worker it last ran on */
+#endif
 #ifndef VICTIM_STATE_T
 #define VICTIM_STATE_T char
 #endif
@@ -477,17 +503,24 @@ struct worker {
     pthread_t thread;
 };
 
+/* The workers live in one array of BTHREAD_MAX_CONCURRENCY entries that never moves
+ * while the scheduler runs, so bthread_setconcurrency can add workers to a running
+ * scheduler: it sets up the new entries, starts their threads, and only then raises
+ * nworkers (release).  Anything that reads nworkers (acquire) sees set-up workers, each
+ * with a thread.  Entries past nworkers are untouched memory (their pages are never
+ * written), so the array costs address space, not memory. */
 static struct control {
-    pthread_mutex_t lock; /* start-up and shutdown */
+    pthread_mutex_t lock; /* start-up, growth and shutdown */
     _Atomic int running;  /* 1 while workers run */
     _Atomic bool stopping;
-    int nworkers;
+    _Atomic int nworkers; /* workers with a thread; only grows while running */
     int configured; /* bthread_setconcurrency before start; 0 = number of CPUs */
-    worker_t *workers;
+    worker_t *workers; /* [BTHREAD_MAX_CONCURRENCY] */
 } ctl = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static inline __attribute__((unused)) int worker_index(const worker_t *w) { return w->index; }
-static inline __attribute__((unused)) int worker_count(void) { return ctl.nworkers; }
+/* acquire: pairs with the release that published a new worker (start_workers) */
+static inline __attribute__((unused)) int worker_count(void) { return atomic_load_explicit(&ctl.nworkers, memory_order_acquire); }
 static inline __attribute__((unused)) worker_t *worker_at(int i) { return &ctl.workers[i]; }
 static inline __attribute__((unused)) bool core_stopping(void) { return atomic_load_explicit(&ctl.stopping, memory_order_acquire); }
 static inline __attribute__((unused)) void stat_park(worker_t *w) { STAT_INC(w, parks); }
@@ -526,7 +559,7 @@ static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remot
 static __thread unsigned tls_submit_rr;
 static inline __attribute__((unused)) worker_t *remote_target_rr(void)
 {
-    return &ctl.workers[tls_submit_rr++ % (unsigned)ctl.nworkers];
+    return &ctl.workers[tls_submit_rr++ % (unsigned)worker_count()];
 }
 
 /* Tasks this thread made ready without a wake-up (BTHREAD_NOSIGNAL), for
@@ -578,8 +611,15 @@ static void flush_unsignalled(struct unsignalled *u)
         IDLE_WAKE(target);
         return;
     }
-    for (unsigned k = 0; k < n && k < (unsigned)ctl.nworkers; k++)
+    for (unsigned k = 0; k < n && k < (unsigned)worker_count(); k++)
         IDLE_WAKE(NULL);
+}
+
+/* Onto w's own queue (the remote one if full), with no wake-up.  Owner only. */
+static inline __attribute__((unused)) void push_own(worker_t *w, task_t *t)
+{
+    if (!RQ_PUSH(w, t))
+        spill(w, t);
 }
 
 /* Make a task runnable from the calling thread; signal: wake a worker for it (else it
@@ -630,35 +670,90 @@ void bthread_flush(void)
     flush_unsignalled(unsignalled_now());
 }
 
-void core_ready(task_t *t) { make_ready(tls_worker, t, true); }
-
 /* A "remained" callback: requeue the task we left without a wake-up (urgent NOSIGNAL). */
 static void ready_unsignalled_cb(void *t) { make_ready(tls_worker, t, false); }
 
-/* A task woken by a butex.  From a worker it goes to the worker's runnext slot (Go's
- * runnext) and no idle worker is woken for it: the waker usually blocks soon (a
- * ping-pong, a hand-off, a lock convoy), and then this worker runs the woken task at
- * once, on a warm cache, without a system call.  If the waker keeps running, the task
- * waits in runnext until the next switch on this worker, or until a searching worker
- * takes it (thieves look at runnext after the queues).  A task displaced from runnext
- * goes to the run queue with the usual signal. */
-void core_ready_woken(task_t *t)
+/* Runnext and the watcher: why a woken task is never stranded.
+ *
+ * A task woken by a butex on a worker goes to that worker's runnext slot (Go's runnext)
+ * and, usually, nobody is woken for it: the waker usually blocks soon (a ping-pong, a
+ * hand-off, a lock convoy), and then this worker runs the woken task at once, on a warm
+ * cache, without a system call.  That is what makes a mutex+cond ping-pong cost under
+ * 0.2 us per round trip.  But the waker may instead keep its worker: compute for
+ * seconds, sleep in nanosleep, or block in read() on a pipe that the woken task would
+ * write (a deadlock).  The woken task must not wait for it while other workers sleep.
+ *
+ * So some idle worker always keeps an eye on the runnext slots: the idler's watcher.
+ * With the parking lot (idle_park.h) at most one parked worker is the watcher: it parks
+ * with a timeout (PARK_WATCH_NS) instead of for good, and looks at the runnext slots
+ * (runnext_rescue) when it fires.
+ * The waker, after its seq_cst exchange into runnext, reads (seq_cst) whether a
+ * watcher exists (IDLE_WATCH); if none does and somebody sleeps, it wakes one, which then
+ * becomes the watcher.  A watcher leaves the role (seq_cst decrement) before it looks,
+ * so either the waker sees the watcher, or the watcher's look sees the slot: the
+ * publish / full barrier / check pattern of idle_park.h.  In a steady ping-pong the
+ * other worker is the watcher, so a hand-off costs one load of a read-mostly line and
+ * no system call; the watcher wakes once per PARK_WATCH_NS.  Spinners (spin, adaptive)
+ * search anyway and are the watchers there.
+ *
+ * Rejected: waking an idle worker at every such wake (brpc's default without NOSIGNAL)
+ * made the mutex+cond ping-pong 2.1x slower at 2 workers (butex ping-pong 1.8x; median
+ * of 4 alternating rounds against the watcher's ~1.0x, on this 2-core VM); Go's answer,
+ * a woken worker that spins a while before it parks, is the adaptive variant's idling
+ * policy, and giving it to every parking variant would erase that axis.  The watcher
+ * instead bounds the delay (below) and costs nothing per hand-off.
+ *
+ * A searcher that finds a task in another worker's runnext gives the owner a grace
+ * period (runnext_take_stuck): it takes the task only if the owner has neither run it
+ * nor switched or ended a task for RUNNEXT_GRACE_NS (Go waits ~3 us the same way), so a
+ * healthy hand-off is not stolen from the worker whose cache is warm.  A woken task
+ * waits at most PARK_WATCH_NS + RUNNEXT_GRACE_NS while another worker sleeps.
+ *
+ * Variants that never move a task (STEALING 0: static, affinity) set READY_HOME: a
+ * task that ran is made ready again on the worker it last ran on (its home; a timer or
+ * an interrupt from elsewhere does not move it either), through that worker's remote
+ * queue and a targeted wake, and only a task woken on its own home worker takes the
+ * runnext slot there.  The global-queue pool (threadpool) has no runnext at all. */
+static void make_ready_again(worker_t *w, task_t *t, bool woken)
 {
-    worker_t *w = tls_worker;
-    if (!RUNNEXT || !w) {
-        make_ready(w, t, true);
+    if (READY_HOME) {
+        worker_t *home = &ctl.workers[t->home];
+        if (home != w) {
+            remote_push(home, t);
+            IDLE_WAKE(home);
+            return;
+        }
+    }
+    if (!RUNNEXT || !woken || !w) {
+        if (READY_HOME) /* w is t's home: its own queue, not a placement decision */
+            push_own(w, t);
+        else
+            make_ready(w, t, true);
         return;
     }
-    /* acq_rel: publishes t to a thief's exchange; acquires the task we displace */
-    task_t *old = atomic_exchange_explicit(&w->runnext, t, memory_order_acq_rel);
-    if (old)
+    /* seq_cst: publishes t to a thief's exchange and acquires the task we displace;
+     * ordered before IDLE_WATCH's loads (see above) */
+    task_t *old = atomic_exchange_explicit(&w->runnext, t, memory_order_seq_cst);
+    if (old && READY_HOME)
+        push_own(w, old); /* only w's own tasks enter w's slot there */
+    else if (old)
         make_ready(w, old, true);
+    if (STEALING)
+        IDLE_WATCH();
 }
+
+/* A task that ran before is runnable again (requeued, interrupted, or not queued by a
+ * wait): into the calling worker's queue (READY_HOME: its home worker's). */
+void core_ready(task_t *t) { make_ready_again(tls_worker, t, false); }
+
+/* A task woken by a butex: the runnext slot (see above). */
+void core_ready_woken(task_t *t) { make_ready_again(tls_worker, t, true); }
 
 /* ======================================================================================
  * 4. The switch path.
  * ==================================================================================== */
 static void task_runner(intptr_t unused);
+static task_t *next_or_main(worker_t *w);
 
 static void run_remained(worker_t *w)
 {
@@ -678,6 +773,14 @@ static enum stack_class class_of(const task_t *t)
     }
 }
 
+/* t starts or resumes on w. */
+static inline void switched_in(worker_t *w, task_t *t)
+{
+    t->nswitch++;
+    if (READY_HOME)
+        t->home = w->index;
+}
+
 /* Give t a stack and a fresh context on it.  False when no stack can be had. */
 static bool assign_stack(task_t *t)
 {
@@ -692,7 +795,60 @@ static bool assign_stack(task_t *t)
     return true;
 }
 
-static void release_stack_cb(void *s) { stack_put(s); }
+/* Tasks that found no stack (memory exhausted) wait here for one, FIFO.  A task never
+ * runs on a worker's own stack unless it asked to (BTHREAD_STACKTYPE_PTHREAD): there its
+ * first blocking call would block the worker, and enough of them deadlock the program.
+ * Each stack an ending task gives back (release_stack_cb) makes one waiting task
+ * runnable on that worker, where the stack is now cached.  While any task waits,
+ * bthread_start_* fails with EAGAIN, so a program learns of the exhaustion. */
+static struct {
+    spinlock_t lock;
+    task_t *head, *tail;  /* under lock */
+    _Atomic int n;        /* read without the lock as a hint */
+} stackless = {.lock = SPINLOCK_INIT};
+
+static void stackless_push(task_t *t)
+{
+    static _Atomic int warned;
+    if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+        fprintf(stderr, "schedbench: no stack for a bthread (%s); it waits for a stack to be "
+                        "freed, and new bthreads fail with EAGAIN meanwhile\n", strerror(errno));
+    t->next = NULL;
+    spin_lock(&stackless.lock);
+    if (stackless.tail)
+        stackless.tail->next = t;
+    else
+        stackless.head = t;
+    stackless.tail = t;
+    atomic_fetch_add_explicit(&stackless.n, 1, memory_order_relaxed);
+    spin_unlock(&stackless.lock);
+}
+
+static task_t *stackless_pop(void)
+{
+    /* relaxed hint: a push we miss is retried by the next stack released */
+    if (!atomic_load_explicit(&stackless.n, memory_order_relaxed))
+        return NULL;
+    spin_lock(&stackless.lock);
+    task_t *t = stackless.head;
+    if (t) {
+        stackless.head = t->next;
+        if (!stackless.head)
+            stackless.tail = NULL;
+        t->next = NULL;
+        atomic_fetch_sub_explicit(&stackless.n, 1, memory_order_relaxed);
+    }
+    spin_unlock(&stackless.lock);
+    return t;
+}
+
+static void release_stack_cb(void *s)
+{
+    stack_put(s);
+    task_t *t = stackless_pop();
+    if (t)
+        make_ready(this_worker(), t, true);
+}
 
 /* Switch from the running context to `to`.  `dying`: the context we leave never runs
  * again (its stack is being released). */
@@ -711,16 +867,10 @@ static void jump_to(worker_t *w, task_t *from, task_t *to, bool dying)
 static void sched_to(worker_t *w, task_t *next, bool dying)
 {
     task_t *cur = w->cur;
-    if (!next->stack && next != &w->main_task && !assign_stack(next)) {
-        /* No stack at all (memory exhausted): run it on the worker's own stack, like a
-         * BTHREAD_STACKTYPE_PTHREAD task; its blocking calls then block the worker. */
-        static _Atomic int warned;
-        if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-            fprintf(stderr, "schedbench: no stack for a new bthread (%s); running it on a "
-                            "worker's own stack\n", strerror(errno));
-        next->stack_type = BTHREAD_STACKTYPE_PTHREAD;
-        w->inline_next = next;
-        next = &w->main_task;
+    while (!next->stack && next != &w->main_task && !assign_stack(next)) {
+        /* No stack at all (memory exhausted): it waits for one (see stackless) */
+        stackless_push(next);
+        next = next_or_main(w);
         if (next == cur) {
             run_remained(w);
             return;
@@ -728,7 +878,7 @@ static void sched_to(worker_t *w, task_t *next, bool dying)
     }
     cur->saved_errno = errno;
     w->cur = next;
-    next->nswitch++;
+    switched_in(w, next);
     STAT_INC(w, switches);
     jump_to(w, cur, next, dying);
     /* resumed */
@@ -750,11 +900,14 @@ static task_t *next_or_main(worker_t *w)
     return t;
 }
 
-/* Everything that ends a task except leaving its stack. */
-static void task_end(worker_t *w, task_t *t)
+/* Everything that ends a task except leaving its stack.  Returns the worker it ends on:
+ * a key destructor may block, and the task resume on another worker. */
+static worker_t *task_end(worker_t *w, task_t *t)
 {
-    if (t->keytable)
+    if (t->keytable) {
         key_run_destructors(t);
+        w = this_worker();
+    }
     t->fn = NULL;
     /* counted before the end is published: a joiner that returns sees the count (the
      * version store below releases it), so a test may read the stats after a join */
@@ -762,7 +915,8 @@ static void task_end(worker_t *w, task_t *t)
     /* seq_cst store then seq_cst load, against bthread_join's seq_cst increment then
      * load of the version: either we see the joiner and wake it, or it sees the new
      * version and does not wait.  Most tasks have no joiner waiting and skip the lock. */
-    atomic_store_explicit(&t->join_bx.value, (int)(t->version + 1 ? t->version + 1 : 1),
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    atomic_store_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
                           memory_order_seq_cst);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
@@ -773,6 +927,7 @@ static void task_end(worker_t *w, task_t *t)
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
     atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
     task_free(&w->free_slots, t);
+    return w;
 }
 
 /* Entry of every stack.  A stack may run several tasks in a row: when a task ends and
@@ -789,11 +944,11 @@ static void task_runner(intptr_t unused)
         t->fn(t->arg);
         w = this_worker();
         sb_stack_t *s = t->stack;
-        task_end(w, t);
+        w = task_end(w, t);
         task_t *next = next_or_main(w);
         if (next != &w->main_task && !next->stack && class_of(next) == s->cls) {
             next->stack = s; /* hand the stack over: no switch, no allocation */
-            next->nswitch++;
+            switched_in(w, next);
             w->cur = next;
             continue;
         }
@@ -835,10 +990,62 @@ static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
 
 static inline task_t *remote_pop_own(worker_t *w) { return remote_take_batch(w, w, REMOTE_BATCH); }
 
+/* The victim's progress: it moves whenever the victim switches or ends a task (both
+ * counters are written by the owner only; relaxed: a hint, rechecked by the exchange). */
+static inline __attribute__((unused)) uint64_t worker_progress(worker_t *v)
+{
+    return atomic_load_explicit(&v->st.switches, memory_order_relaxed) +
+           atomic_load_explicit(&v->st.tasks_run, memory_order_relaxed);
+}
+
+/* The task in v's runnext slot if v's owner leaves it there for RUNNEXT_GRACE_NS while
+ * doing nothing else visible (no switch, no task ended), else NULL: a busy owner is
+ * about to run it on a warm cache.  Any thread. */
+#define RUNNEXT_GRACE_NS 3000
+static inline __attribute__((unused)) task_t *runnext_take_stuck(worker_t *v)
+{
+    /* relaxed: the slot is usually empty; the exchange below orders the take */
+    task_t *t = atomic_load_explicit(&v->runnext, memory_order_relaxed);
+    if (!t)
+        return NULL;
+    uint64_t seen = worker_progress(v), t0 = core_now_ns();
+    while (core_now_ns() - t0 < RUNNEXT_GRACE_NS) {
+        cpu_relax();
+        if (atomic_load_explicit(&v->runnext, memory_order_relaxed) != t ||
+            worker_progress(v) != seen)
+            return NULL;
+    }
+    /* acq_rel: acquires the task the waker published with its exchange */
+    return atomic_exchange_explicit(&v->runnext, NULL, memory_order_acq_rel);
+}
+
+/* True when an idle worker should watch the runnext slots (the parking lot's watcher):
+ * there is a slot that another worker may take. */
+static inline __attribute__((unused)) bool core_watch_wanted(void)
+{
+    return STEALING && RUNNEXT && worker_count() > 1;
+}
+
+/* The watcher's look: a task stuck in another worker's runnext slot, or NULL.  Owner
+ * only (w is the caller's worker). */
+static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w)
+{
+    int n = worker_count();
+    for (int i = 0; RUNNEXT && i < n; i++) {
+        task_t *t = i == w->index ? NULL : runnext_take_stuck(&ctl.workers[i]);
+        if (t) {
+            STAT_INC(w, steals);
+            STAT_INC(w, stolen_tasks);
+            return t;
+        }
+    }
+    return NULL;
+}
+
 static task_t *steal_round(worker_t *w)
 {
 #if STEALING
-    if (ctl.nworkers < 2)
+    if (worker_count() < 2)
         return NULL;
     VICTIM_ITER_T it;
     int v;
@@ -860,13 +1067,11 @@ static task_t *steal_round(worker_t *w)
         if (t)
             return t;
     }
-    /* last: a victim's runnext (it may be busy for a while: see core_ready_woken) */
+    /* last: a victim's runnext, once its owner looks stuck (see make_ready_again) */
     VICTIM_BEGIN(w, &it);
     while (RUNNEXT && (v = VICTIM_NEXT(w, &it)) >= 0) {
-        _Atomic(task_t *) *slot = &ctl.workers[v].runnext;
-        task_t *t;
-        if (atomic_load_explicit(slot, memory_order_relaxed) &&
-            (t = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel))) {
+        task_t *t = runnext_take_stuck(&ctl.workers[v]);
+        if (t) {
             STAT_INC(w, steals);
             STAT_INC(w, stolen_tasks);
             return t;
@@ -956,11 +1161,10 @@ static void run_on_main_stack(worker_t *w, task_t *t)
 {
     exit_frame_t f;
     w->cur = t;
-    t->nswitch++;
+    switched_in(w, t);
     call_with_exit_frame(t, &f);
     t->exit_frame = NULL;
-    w = this_worker();
-    task_end(w, t);
+    w = task_end(this_worker(), t);
     w->cur = &w->main_task;
 }
 
@@ -970,14 +1174,14 @@ static void run_inline(worker_t *w, task_t *parent, task_t *child)
     exit_frame_t f;
     child->stack = parent->stack;
     child->borrowed_stack = true;
-    child->nswitch++;
+    switched_in(w, child);
     w->cur = child;
     call_with_exit_frame(child, &f);
     w = this_worker(); /* it may have blocked and moved */
     child->exit_frame = NULL;
     child->stack = NULL;
     child->borrowed_stack = false;
-    task_end(w, child);
+    w = task_end(w, child);
     w->cur = parent;
 }
 
@@ -1006,7 +1210,12 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
 {
     if (!fn)
         return EINVAL;
-    core_ensure_started();
+    if (core_ensure_started() != 0)
+        return EAGAIN;
+    /* relaxed hint: tasks wait for stacks (see stackless); an allocation would fail too */
+    if (atomic_load_explicit(&stackless.n, memory_order_relaxed) &&
+        !(attr && attr->stack_type == BTHREAD_STACKTYPE_PTHREAD))
+        return EAGAIN;
     worker_t *w = tls_worker;
     task_t *t = task_alloc(w ? &w->free_slots : foreign_free_cache());
     if (!t)
@@ -1103,7 +1312,7 @@ void bthread_exit(void *retval)
         EXIT_LONGJMP(f);
     }
     sb_stack_t *s = t->stack;
-    task_end(w, t);
+    w = task_end(w, t);
     w->remained = release_stack_cb;
     w->remained_arg = s;
     w->cur = &w->scratch; /* t's slot is free: save nothing into it */
@@ -1160,73 +1369,137 @@ int bthread_getattr(bthread_t tid, bthread_attr_t *attr)
 static int default_workers(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return n < 1 ? 1 : n > BTHREAD_MAX_CONCURRENCY ? BTHREAD_MAX_CONCURRENCY : (int)n;
+}
+
+#ifndef VICTIM_FIXED_COUNT
+#define VICTIM_FIXED_COUNT 0 /* 1: victim orders are built for the start-up count */
+#endif
+
+static int nsetup; /* workers set up (RQ_INIT done); under ctl.lock */
+
+/* Set up worker i, past nworkers (nobody looks at it yet).  Under ctl.lock. */
+static int worker_setup(int i)
+{
+    worker_t *w = &ctl.workers[i];
+    memset(w, 0, sizeof *w);
+    w->index = i;
+    w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
+    w->main_task.slot = UINT32_MAX;
+    rq_remote_init(&w->remote); /* its stub lives in w: the array never moves */
+    if (RQ_INIT(w) != 0)
+        return ENOMEM;
+    nsetup = i + 1;
+    return 0;
+}
+
+/* Start the threads of set-up workers [from, to), raising nworkers (release) after each,
+ * so a thread that sees a count sees those workers running.  Stops at the first failure
+ * and says so.  Returns the workers running.  Under ctl.lock. */
+static int start_threads(int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        int e = pthread_create(&ctl.workers[i].thread, NULL, worker_main, &ctl.workers[i]);
+        if (e != 0) {
+            fprintf(stderr, "schedbench: cannot start worker %d (%s); running with %d\n",
+                    i + 1, strerror(e), i);
+            return i;
+        }
+        atomic_store_explicit(&ctl.nworkers, i + 1, memory_order_release);
+    }
+    return to;
+}
+
+static void free_workers(void) /* under ctl.lock, no worker thread left */
+{
+    IDLE_TEARDOWN();
+    for (int i = 0; i < nsetup; i++)
+        RQ_FINI(&ctl.workers[i]);
+    free(ctl.workers);
+    ctl.workers = NULL;
+    nsetup = 0;
+    atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
 }
 
 static int start_locked(void)
 {
     int n = ctl.configured > 0 ? ctl.configured : default_workers();
-    worker_t *ws = aligned_alloc(CACHELINE, (size_t)n * sizeof(worker_t));
-    if (!ws)
+    /* the whole array at once: it never moves while workers run (see ctl) */
+    ctl.workers = aligned_alloc(CACHELINE, BTHREAD_MAX_CONCURRENCY * sizeof(worker_t));
+    if (!ctl.workers)
         return ENOMEM;
-    memset(ws, 0, (size_t)n * sizeof(worker_t));
-    for (int i = 0; i < n; i++) {
-        ws[i].index = i;
-        ws[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
-        ws[i].main_task.slot = UINT32_MAX;
-        rq_remote_init(&ws[i].remote);
-        if (RQ_INIT(&ws[i]) != 0)
-            return ENOMEM;
-    }
-    ctl.workers = ws;
-    ctl.nworkers = n;
-    atomic_store_explicit(&ctl.stopping, false, memory_order_relaxed);
     for (int i = 0; i < n; i++)
-        if (VICTIM_SETUP(&ws[i]) != 0)
-            return ENOMEM;
-    if (IDLE_SETUP(n) != 0)
-        return ENOMEM;
-    for (int i = 0; i < n; i++) {
-        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
-            fprintf(stderr, "schedbench: cannot start worker %d: %s\n", i, strerror(errno));
-            abort();
-        }
+        if (worker_setup(i) != 0)
+            goto fail;
+    atomic_store_explicit(&ctl.stopping, false, memory_order_relaxed);
+    /* the victim orders are built for n workers (a start that falls short only leaves
+     * empty victims in them) */
+    atomic_store_explicit(&ctl.nworkers, n, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        if (VICTIM_SETUP(&ctl.workers[i]) != 0)
+            goto fail;
+    if (IDLE_SETUP(BTHREAD_MAX_CONCURRENCY) != 0)
+        goto fail;
+    atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
+    int started = start_threads(0, n);
+    if (started == 0) {
+        free_workers();
+        return EAGAIN;
     }
     /* release: a thread that sees running == 1 sees the workers array */
     atomic_store_explicit(&ctl.running, 1, memory_order_release);
     return 0;
+fail:
+    atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
+    for (int i = 0; i < nsetup; i++)
+        RQ_FINI(&ctl.workers[i]);
+    free(ctl.workers);
+    ctl.workers = NULL;
+    nsetup = 0;
+    return ENOMEM;
 }
 
-void core_ensure_started(void)
+int core_ensure_started(void)
 {
     /* acquire: pairs with the release in start_locked */
     if (atomic_load_explicit(&ctl.running, memory_order_acquire))
-        return;
+        return 0;
     pthread_mutex_lock(&ctl.lock);
-    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed) && start_locked() != 0) {
-        fprintf(stderr, "schedbench: cannot start the scheduler: out of memory\n");
-        abort();
-    }
+    int rc = 0;
+    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed) && (rc = start_locked()) != 0)
+        fprintf(stderr, "schedbench: cannot start the scheduler: %s\n", strerror(rc));
     pthread_mutex_unlock(&ctl.lock);
+    return rc;
 }
 
 int bthread_getconcurrency(void)
 {
     if (atomic_load_explicit(&ctl.running, memory_order_acquire))
-        return ctl.nworkers;
+        return worker_count();
     return ctl.configured > 0 ? ctl.configured : default_workers();
 }
 
+/* Before start-up: the count to start with.  Running: add workers up to num (never
+ * fewer).  EAGAIN when not all could be started (those that could are running). */
 int bthread_setconcurrency(int num)
 {
     if (num < 1 || num > BTHREAD_MAX_CONCURRENCY)
         return EINVAL;
     int rc = 0;
     pthread_mutex_lock(&ctl.lock);
-    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed))
+    int n = worker_count();
+    if (!atomic_load_explicit(&ctl.running, memory_order_relaxed)) {
         ctl.configured = num;
-    else if (num != ctl.nworkers)
-        rc = EPERM; /* running: bthread_shutdown() first (documented difference) */
+    } else if (num < n) {
+        rc = EPERM; /* never shrinks */
+    } else if (num > n && VICTIM_FIXED_COUNT) {
+        rc = EPERM; /* this variant's victim orders are fixed at start-up */
+    } else if (num > n) {
+        for (int i = n; i < num && rc == 0; i++) /* one by one: stop at the first failure */
+            if (worker_setup(i) != 0 || VICTIM_SETUP(&ctl.workers[i]) != 0 ||
+                start_threads(i, i + 1) == i)
+                rc = EAGAIN;
+    }
     pthread_mutex_unlock(&ctl.lock);
     return rc;
 }
@@ -1251,14 +1524,9 @@ int bthread_shutdown(void)
     timer_shutdown();
     atomic_store_explicit(&ctl.stopping, true, memory_order_release);
     IDLE_WAKE_ALL();
-    for (int i = 0; i < ctl.nworkers; i++)
+    for (int i = 0; i < worker_count(); i++)
         pthread_join(ctl.workers[i].thread, NULL);
-    IDLE_TEARDOWN();
-    for (int i = 0; i < ctl.nworkers; i++)
-        RQ_FINI(&ctl.workers[i]);
-    free(ctl.workers);
-    ctl.workers = NULL;
-    ctl.nworkers = 0;
+    free_workers();
     pool_free_all();
     stack_shutdown();
     atomic_store_explicit(&ctl.running, 0, memory_order_release);
@@ -1270,7 +1538,7 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
 {
     if (!atomic_load_explicit(&ctl.running, memory_order_acquire))
         return 0;
-    int n = ctl.nworkers;
+    int n = worker_count();
     for (int i = 0; i < n && i < max; i++) {
         worker_t *w = &ctl.workers[i];
         bthread_worker_stats_t *o = &out[i];

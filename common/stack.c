@@ -70,15 +70,27 @@ static _Atomic uint64_t budget_override;
 static __thread sb_stack_t *tls_cache[STACK_NCLASS];
 static __thread unsigned tls_count[STACK_NCLASS];
 
+/* The largest size the variables accept: far above any real stack, and small enough
+ * that rounding and adding the guard cannot wrap. */
+#define ENV_SIZE_MAX (1ull << 40)
+
 static size_t env_size(const char *name, size_t dflt)
 {
     const char *v = getenv(name);
     if (!v || !*v)
         return dflt;
     char *end;
+    errno = 0;
     unsigned long long x = strtoull(v, &end, 0);
-    if (*end) {
-        fprintf(stderr, "schedbench: ignoring %s=%s (not a byte count)\n", name, v);
+    /* strtoull accepts "-1" (as ULLONG_MAX): refuse any sign */
+    if (*end || strchr(v, '-') || errno == ERANGE) {
+        fprintf(stderr, "schedbench: ignoring %s=%s (not a byte count); using %zu\n", name, v,
+                dflt);
+        return dflt;
+    }
+    if (x > ENV_SIZE_MAX) {
+        fprintf(stderr, "schedbench: ignoring %s=%s (more than %llu bytes); using %zu\n", name,
+                v, ENV_SIZE_MAX, dflt);
         return dflt;
     }
     return (size_t)x;

@@ -17,8 +17,15 @@
 
 #define SB_NS_PER_S 1000000000L
 
+/* Saturated to the int64_t range: a far-future deadline (tv_sec = LONG_MAX, 10^10)
+ * stays in the far future instead of wrapping into the past, and a far-past one stays
+ * past.  tv_nsec must be in [0, 10^9) (sb_timespec_valid). */
 static inline int64_t sb_ts_to_ns(const struct timespec *t)
 {
+    if (t->tv_sec >= INT64_MAX / SB_NS_PER_S)
+        return INT64_MAX;
+    if (t->tv_sec <= INT64_MIN / SB_NS_PER_S)
+        return INT64_MIN;
     return (int64_t)t->tv_sec * SB_NS_PER_S + t->tv_nsec;
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "topology.h"
 
@@ -37,10 +38,48 @@ static bool is_xml_path(const char *s)
     return n > 4 && strcmp(s + n - 4, ".xml") == 0;
 }
 
+/* The most PUs a synthetic description may have: beyond any machine built, and hwloc
+ * takes minutes (hours at 10^9) to build a synthetic topology that large. */
+#define SYNTHETIC_MAX_PUS 65536ull
+
+/* The PU count of a synthetic description ("pack:2 core:4 pu:2"): the product of the
+ * arities, saturated.  Tokens without a count (attributes) count as 1. */
+static unsigned long long synthetic_pus(const char *s)
+{
+    unsigned long long n = 1;
+    while (*s) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        const char *tok = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+        const char *colon = memchr(tok, ':', (size_t)(s - tok));
+        const char *num = colon ? colon + 1 : tok;
+        if (num < s && *num >= '0' && *num <= '9') {
+            unsigned long long k = strtoull(num, NULL, 10);
+            n = k && n > ULLONG_MAX / k ? ULLONG_MAX : n * k;
+        }
+    }
+    return n;
+}
+
 /* source: a synthetic description, an XML path, or NULL for hwloc's default (which
- * itself honours HWLOC_XMLFILE and HWLOC_SYNTHETIC). */
+ * itself honours HWLOC_XMLFILE and HWLOC_SYNTHETIC, and silently uses this machine when
+ * the XML file cannot be read: that is said here). */
 static int topo_load(hwloc_topology_t *out, const char *source)
 {
+    const char *syn = source && !is_xml_path(source) ? source : NULL;
+    const char *env;
+    if (!source && (env = getenv("HWLOC_SYNTHETIC")) && *env)
+        syn = env;
+    if (syn && synthetic_pus(syn) > SYNTHETIC_MAX_PUS) {
+        fprintf(stderr, "schedbench: refusing the synthetic topology \"%s\": %llu PUs (at most "
+                        "%llu)\n", syn, synthetic_pus(syn), SYNTHETIC_MAX_PUS);
+        return -1;
+    }
+    if (!source && !syn && (env = getenv("HWLOC_XMLFILE")) && *env && access(env, R_OK) != 0)
+        fprintf(stderr, "schedbench: HWLOC_XMLFILE=%s cannot be read (%s); hwloc uses this "
+                        "machine's topology\n", env, strerror(errno));
     hwloc_topology_t t;
     if (hwloc_topology_init(&t) != 0)
         return -1;

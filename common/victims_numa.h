@@ -94,5 +94,8 @@ static inline int victims_numa_setup(victims_numa_state_t *s, int i, int n)
 #define VICTIM_BEGIN(w, it) victims_numa_begin((it), (w)->victims, worker_random(w))
 #define VICTIM_NEXT(w, it) victims_numa_next(it)
 #define WORKER_ON_START(w) topology_worker_start(worker_index(w))
+/* The orders (and the pinning) are built for the start-up worker count, so
+ * bthread_setconcurrency cannot add workers to a running numa scheduler (EPERM). */
+#define VICTIM_FIXED_COUNT 1
 
 #endif /* SCHEDBENCH_VICTIMS_NUMA_H */

@@ -29,6 +29,7 @@ static inline void victims_random_begin(victims_random_iter_t *it, int self, int
     it->self = self;
     it->others = n - 1;
     it->left = n - 1;
+    it->pos = it->stride = 0;
     if (it->others <= 0)
         return;
     it->pos = (int)(r % (uint64_t)it->others);

@@ -107,6 +107,10 @@ $(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMO
 	@mkdir -p $$(@D)
 	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $$(TEST_FW_LIBS) $$(LDLIBS) -o $$@
 
+$(BUILD)/$(1)/soak: tests/c/soak.c $(BUILD)/$(1)/libbthread.a $(COMMON_HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$< $(BUILD)/$(1)/libbthread.a $$(LDLIBS) -o $$@
+
 test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
 	@st=0; for t in $$^; do echo "== $(1): $$$$t$$(if $$(TEST_FW_NOTE), $$(TEST_FW_NOTE))"; $$(TEST_FW_ENV) $$(RUN_TEST) $$$$t $$(CRITERION_FLAGS) || st=1; done; exit $$$$st
 .PHONY: test-c-$(1)
@@ -139,3 +143,11 @@ test-aarch64-all:
 ifeq ($(CROSS)$(HOST_ARCH),x86_64)
 test: test-aarch64
 endif
+
+# make soak: minutes of mixed load on every variant (tests/c/soak.c: foreign starts,
+# timed waits, interrupts, key churn, fd waits; every bthread must run exactly once and
+# every wait end).  Not part of make test.  SOAK_SECONDS per variant.
+SOAK_SECONDS ?= 30
+.PHONY: soak
+soak: $(patsubst %,$(BUILD)/%/soak,$(VARIANTS))
+	@st=0; for v in $(VARIANTS); do echo "== soak $$v ($(SOAK_SECONDS) s)"; $(TEST_FW_ENV) $(BUILD)/$$v/soak $(SOAK_SECONDS) || st=1; done; exit $$st

@@ -37,6 +37,26 @@ Test(stack, overriding_sizes_by_environment, .timeout = 10)
     stack_put(s);
 }
 
+/* Sizes that cannot work (a sign, past 2^40 bytes, not a number) get the default and a
+ * message; "-1" used to wrap to a huge size and crash the allocator. */
+Test(stack, absurd_sizes_by_environment_get_the_default, .timeout = 10)
+{
+    setenv("SCHEDBENCH_STACK_SMALL", "-1", 1);
+    setenv("SCHEDBENCH_STACK_NORMAL", "9223372036854775808", 1); /* 2^63 */
+    setenv("SCHEDBENCH_STACK_LARGE", "18446744073709551615", 1); /* 2^64 - 1 */
+    setenv("SCHEDBENCH_STACK_GUARD", "-4096", 1);
+    cr_assert_eq(stack_class_size(STACK_SMALL), 32u << 10);
+    cr_assert_eq(stack_class_size(STACK_NORMAL), 1u << 20);
+    cr_assert_eq(stack_class_size(STACK_LARGE), 8u << 20);
+    cr_assert_eq(stack_guard_size(), 4096u);
+    for (int c = 0; c < STACK_NCLASS; c++) {
+        sb_stack_t *s = stack_get((enum stack_class)c);
+        cr_assert_not_null(s);
+        memset(s->limit, 0xab, 4096);
+        stack_put(s);
+    }
+}
+
 Test(stack, touching_the_guard_page_faults, .signal = SIGSEGV, .timeout = 10)
 {
     sb_stack_t *s = stack_get(STACK_SMALL);

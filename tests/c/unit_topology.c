@@ -348,6 +348,33 @@ Test(topology, table_matches_pure_function, .timeout = 20)
     }
 }
 
+/* 10^9 PUs: refused at once (hwloc would take hours), with a flat order instead. */
+Test(topology, absurd_synthetic_topology_is_refused, .timeout = 10, .init = cr_redirect_stderr)
+{
+    clean_env();
+    cr_assert_eq(setenv("SCHEDBENCH_TOPOLOGY", "pack:1000 core:1000 pu:1000", 1), 0);
+    const topo_order_t *o = topology_worker_order(0, 4);
+    cr_assert_not_null(o);
+    cr_assert_eq(o->lv.nlevels, 1, "a flat order");
+    fflush(stderr);
+    cr_assert_stderr_eq_str(
+        "schedbench: refusing the synthetic topology \"pack:1000 core:1000 pu:1000\": "
+        "1000000000 PUs (at most 65536)\n"
+        "schedbench: numa: cannot load the topology pack:1000 core:1000 pu:1000; victims in "
+        "index order, workers not bound\n");
+}
+
+/* hwloc falls back to this machine silently when HWLOC_XMLFILE cannot be read: say so. */
+Test(topology, missing_hwloc_xmlfile_is_reported, .timeout = 10, .init = cr_redirect_stderr)
+{
+    clean_env();
+    cr_assert_eq(setenv("HWLOC_XMLFILE", "/nonexistent/topo.xml", 1), 0);
+    cr_assert_not_null(topology_worker_order(0, 2));
+    fflush(stderr);
+    cr_assert_stderr_eq_str("schedbench: HWLOC_XMLFILE=/nonexistent/topo.xml cannot be read "
+                            "(No such file or directory); hwloc uses this machine's topology\n");
+}
+
 Test(topology, synthetic_table_is_not_bound_and_says_so_once, .timeout = 20,
      .init = cr_redirect_stderr)
 {
