@@ -5,6 +5,7 @@
 #   make run             the default sweep (./run.py run)
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
+#   make soak            minutes of mixed load on every variant (tests/c/soak.c; not in test)
 #   CC=clang, SANITIZE=address|thread  select the compiler / a sanitizer build
 #   ARCH=aarch64         cross-build everything for AArch64 into build-aarch64/ (also
 #                        chosen by CC=aarch64-linux-gnu-gcc); its tests run under qemu-user

@@ -6,8 +6,8 @@
  * Rounds of 2,000 bthreads, started by three foreign pthreads at once, each bthread
  * doing one of: compute and yield; a timed cond wait (a pthread broadcasts now and
  * then); a timed semaphore wait (a pthread posts now and then); a sleep that a pthread
- * may interrupt; bthread-local values under a stable key and under keys that another
- * pthread deletes and re-creates; a timed wait on its own pipe, written by a child
+ * may interrupt; bthread-local values under a stable key (whose destructor sleeps for
+ * every other value) and under keys that another pthread deletes and re-creates; a timed wait on its own pipe, written by a child
  * bthread after a random delay; a mutex-protected counter.  After each round it checks
  * that every bthread ran exactly once, that every wait ended (started == ended), that
  * the stable key's destructor ran once per value and that the counter is exact.
@@ -74,7 +74,13 @@ static struct timespec in_us(long us)
     return t;
 }
 
-static void stable_dtor(void *p) { (void)p; atomic_fetch_add(&dtor_runs, 1); }
+/* Blocks for every other value: the task may end on another worker than it began. */
+static void stable_dtor(void *p)
+{
+    if (((job_t *)p - jobs) & 1)
+        bthread_usleep(10);
+    atomic_fetch_add(&dtor_runs, 1);
+}
 static void churn_dtor(void *p) { (void)p; }
 
 static void *writer(void *p)
