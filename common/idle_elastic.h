@@ -57,8 +57,10 @@ typedef struct elastic_slot {
 } elastic_slot_t;
 
 static struct elastic {
-    alignas(64) _Atomic int active;  /* workers not deactivated */
-    _Atomic int ndeactivated;        /* a hint for reactivators: anyone to reactivate? */
+    /* workers deactivated; a CAS keeps worker_count() - ndeactivated >= ELASTIC_MIN_ACTIVE
+     * (counted against the running workers, not the lots set up: IDLE_SETUP gets the
+     * maximum, and bthread_setconcurrency may add active workers later) */
+    alignas(64) _Atomic int ndeactivated;
     elastic_slot_t *slots;
     int n;
 } elastic;
@@ -80,7 +82,6 @@ static inline int elastic_setup(int n)
         elastic.slots[i].ran_at_idle = UINT64_MAX; /* the first idle is never "wasted" */
     }
     elastic.n = n;
-    atomic_init(&elastic.active, n);
     atomic_init(&elastic.ndeactivated, 0);
     return 0;
 }
@@ -109,7 +110,6 @@ static inline void elastic_reactivate(worker_t *self)
                                                      memory_order_relaxed))
             continue;
         atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&elastic.active, 1, memory_order_relaxed);
         /* release: pairs with the sleeper's acquire of the word (see above) */
         atomic_fetch_add_explicit(&s->word, 1, memory_order_release);
         futex_wake_private(&s->word, 1);
@@ -136,18 +136,18 @@ static inline void elastic_observe(worker_t *w, bool long_now)
 /* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active. */
 static inline bool elastic_deactivate(worker_t *w)
 {
-    int a = atomic_load_explicit(&elastic.active, memory_order_relaxed);
+    /* relaxed: the count is its own guard (the CAS), it orders nothing else */
+    int d = atomic_load_explicit(&elastic.ndeactivated, memory_order_relaxed);
     do {
-        if (a <= ELASTIC_MIN_ACTIVE)
+        if (worker_count() - d <= ELASTIC_MIN_ACTIVE)
             return false;
-    } while (!atomic_compare_exchange_weak_explicit(&elastic.active, &a, a - 1,
+    } while (!atomic_compare_exchange_weak_explicit(&elastic.ndeactivated, &d, d + 1,
                                                     memory_order_relaxed,
                                                     memory_order_relaxed));
     elastic_slot_t *s = &elastic.slots[worker_index(w)];
     stat_elastic(w, true);
     /* acquire: pairs with the release bump of a reactivator or of shutdown */
     int seen = atomic_load_explicit(&s->word, memory_order_acquire);
-    atomic_fetch_add_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
     /* release: our read of the word above comes before a reactivator's bump */
     atomic_store_explicit(&s->deactivated, 1, memory_order_release);
     while (!core_stopping() && atomic_load_explicit(&s->deactivated, memory_order_relaxed)) {
@@ -160,7 +160,6 @@ static inline bool elastic_deactivate(worker_t *w)
     if (atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0, memory_order_relaxed,
                                                 memory_order_relaxed)) {
         atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&elastic.active, 1, memory_order_relaxed);
     }
     return true;
 }
