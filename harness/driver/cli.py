@@ -11,6 +11,8 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py plot RUN                 gnuplot SVG + PNG into plots/<run-id>/
     ./run.py compare RUN_A RUN_B      per-benchmark ratio of medians, Mann-Whitney U test
     ./run.py report RUN               results/<run-id>/REPORT.md
+    ./run.py publish RUN              prune a run to its lean published form (raw JSON,
+                                      meta, plan, status, REPORT.md, linked figures)
 
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
@@ -34,11 +36,13 @@ from .build import Build
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG, QUICK,
                      UsageError, check_unknown, parse_name_list, parse_workers)
-from .files import check_out_path, write_output
+from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
+from .publish import cmd_publish as publish_command
 from .report import make_plots_and_report
-from .rundata import filter_results, load_run, resolve_run, split_run_spec
+from .rundata import (filter_results, load_run, resolve_run, results_csv, samples_csv,
+                      split_run_spec)
 from .sweep import execute_plan, finalize_run, resume_run, run_spec, start_run
 from harness.sim import cli as sim_cli
 
@@ -151,10 +155,17 @@ def cmd_report(args):
     if args.out:
         check_out_path(args.out, "--out", directory=False)
     data = load_selected(args, args.run)
+    if args.csv:
+        atomic_write_text(os.path.join(data.run_dir, "results.csv"), results_csv(data.results))
+        atomic_write_text(os.path.join(data.run_dir, "samples.csv"), samples_csv(data.results))
     path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
                                  report_path=args.out)
     print(f"{PROG}: report: {os.path.relpath(path)}")
     return 0
+
+
+def cmd_publish(args):
+    return publish_command(args, resolve_run, plots_dir)
 
 
 class Parser(argparse.ArgumentParser):
@@ -242,7 +253,17 @@ def build_parser():
     p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--out", metavar="FILE", help="report path (default results/<run-id>/REPORT.md)")
     p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
+    p.add_argument("--csv", action="store_true",
+                   help="also write results.csv and samples.csv from raw/ (a published run has none)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("publish", parents=[common], allow_abbrev=False,
+                       help="prune a run to what cannot be regenerated (results/README.md)")
+    p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
+    p.add_argument("--prune-only", action="store_true",
+                   help="prune a run that may not be published (dirty tree, or older than "
+                        "the record); it stays marked not publishable")
+    p.set_defaults(func=cmd_publish)
 
     # Simulated time (harness/sim): harness.sim's own commands; main() forwards their
     # arguments whole, these entries only list them in --help.

@@ -93,7 +93,7 @@ def write_plots(data, out_dir, gnuplot):
         entries.append(dict(name=p.name, kind=p.kind, title=p.title, benchmark=p.benchmark,
                             workload=p.workload, script=p.name + ".gp", data=p.name + ".dat",
                             files=files, error=failure))
-    manifest = dict(run_id=data.run_id, run_dir=os.path.abspath(data.run_dir),
+    manifest = dict(run_id=data.run_id, run_dir=os.path.basename(os.path.normpath(data.run_dir)),
                     written=now_iso(), plots=entries)
     atomic_write_json(manifest_path, manifest)
     return manifest

@@ -31,14 +31,16 @@ class Report:
                 and (workload is None or p.get("workload") == workload)]
 
     def plot_link(self, entry, embed=True):
-        """Markdown for one plot: the SVG embedded (or linked), the PNG linked."""
-        rel = lambda f: os.path.relpath(os.path.join(self.plot_dir, f),
-                                        os.path.dirname(os.path.abspath(self.path)))
+        """Markdown for one plot: its PNG embedded (the published form keeps exactly the
+        embedded figures, harness/driver/publish.py); embed=False names the figure
+        without a link (it is in plots/<run-id>/ after `./run.py plot`)."""
         files = entry["files"]
-        svg = next((f for f in files if f.endswith(".svg")), files[0])
-        others = ", ".join(f"[{f.rsplit('.', 1)[1]}]({rel(f)})" for f in files if f != svg)
-        head = f"![{entry['title']}]({rel(svg)})" if embed else f"[{entry['title']}]({rel(svg)})"
-        return head + (f" ({others})" if others else "")
+        png = next((f for f in files if f.endswith(".png")), files[0])
+        if not embed:
+            return f"`{png}`"
+        rel = os.path.relpath(os.path.join(self.plot_dir, png),
+                              os.path.dirname(os.path.abspath(self.path)))
+        return f"![{entry['title']}]({rel})"
 
     def cell(self, r):
         if r is None:
@@ -80,8 +82,9 @@ class Report:
                 ("variants", ", ".join(self.variants)), ("workers", ", ".join(map(str, self.workers)))]
         out = [f"# schedbench run {d.run_id}", "",
                "Times are wall time per iteration: the median over the repetitions, "
-               "[min-max] beside it.  Raw data: `raw/`, `results.csv`, `samples.csv` "
-               "(formats in results/README.md).", "",
+               "[min-max] beside it.  Raw data: `raw/` (`./run.py report --csv "
+               f"{d.run_id}` writes `results.csv` and `samples.csv` from it; formats in "
+               "results/README.md).", "",
                format_table(["", ""], rows, markdown=True)]
         if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
@@ -166,12 +169,11 @@ class Report:
             out += [f"## {workload}", "",
                     format_table(["benchmark", "variant"] + [workers_label(w) for w in self.workers],
                                  rows, markdown=True)]
-            for kind in ("time", "metg"):
-                for p in self.plots(kind, workload):
-                    out += [self.plot_link(p), ""]
-            why = self.plots("why", workload)
-            if why:
-                out += ["Why: " + "; ".join(self.plot_link(p, embed=False) for p in why), ""]
+            figures = [p for kind in ("time", "metg", "why") for p in self.plots(kind, workload)]
+            if figures:
+                out += [f"Figures (`./run.py plot {self.data.run_id}` draws them into "
+                        f"plots/{self.data.run_id}/): "
+                        + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
         return out
 
     def significance(self):
@@ -189,9 +191,9 @@ class Report:
             if rows:
                 out.append(format_table(["benchmark", "workers", "variant", f"speedup over {base}",
                                          "p"], rows, markdown=True))
-            for p in self.plots("speedup"):
-                if f"_vs_{base}_" in p["name"]:
-                    out += [self.plot_link(p), ""]
+            figures = [p for p in self.plots("speedup") if f"_vs_{base}_" in p["name"]]
+            if figures:
+                out += ["Figures: " + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
         return out
 
     def render(self):
