@@ -67,8 +67,9 @@ def publishable(git):
     return True, ""
 
 
-def machine_meta(root):
-    """What the run was measured on and with."""
+def machine_meta(root, bundle=None):
+    """What the run was measured on and with.  In a bundle (its marker's dict), the git
+    record and compiler are those of the build that made it."""
     uname = os.uname()
     return dict(
         host=socket.gethostname(),
@@ -77,10 +78,10 @@ def machine_meta(root):
         cpus_usable=usable_cpus(),
         topology=topology_summary(),
         kernel=f"{uname.sysname} {uname.release} {uname.version} {uname.machine}",
-        compiler=compiler_version(),
+        compiler=bundle.get("compiler") if bundle else compiler_version(),
         build_env={k: os.environ[k] for k in ("CC", "CXX", "OPT", "EXTRA_CFLAGS", "CFLAGS")
                    if k in os.environ},
-        git=git_info(root),
+        git=dict(bundle.get("git") or {}, bundle=True) if bundle else git_info(root),
         python=sys.version.split()[0],
     )
 

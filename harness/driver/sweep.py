@@ -269,7 +269,7 @@ def start_run(args, build):
                 repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
                 iters_per_us=rate)
-    meta = machine_meta(build.root)
+    meta = machine_meta(build.root, build.bundle)
     meta["publishable"], why = publishable(meta["git"])
     if not meta["publishable"]:
         warn(f"this run will not be publishable: {why}")
