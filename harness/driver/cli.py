@@ -115,7 +115,11 @@ def cmd_plot(args):
     if not data.usable():
         raise UsageError(f"{data.run_dir} has no usable results to plot")
     out = args.out or plots_dir(args.root, data.run_id)
-    manifest = write_plots(data, out, gnuplot)
+    sim = load_run(resolve_run(args.with_sim, args.root)) if args.with_sim else None
+    if sim is not None and not sim.meta.get("simulated"):
+        raise UsageError(f"--with-sim {args.with_sim}: not a simulated run (meta.json has no "
+                         "\"simulated\": true)")
+    manifest = write_plots(data, out, gnuplot, sim)
     bad = [p for p in manifest["plots"] if p.get("error")]
     print(f"{PROG}: {len(manifest['plots']) - len(bad)} plots "
           f"({', '.join(ext for ext, _ in gnuplot.terminals)}) in {os.path.relpath(out)}")
@@ -235,6 +239,8 @@ def build_parser():
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
     add_filters(p)
     p.add_argument("--out", metavar="DIR", help="output directory (default plots/<run-id>)")
+    p.add_argument("--with-sim", metavar="SIMRUN",
+                   help="a simulated run (./run.py simulate) drawn dashed in the claim figures")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("compare", parents=[common], allow_abbrev=False,
