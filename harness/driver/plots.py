@@ -109,14 +109,14 @@ def histogram_commands(index, groups, colors):
 
 HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
                    "set style fill solid 0.8 border -1", "set boxwidth 0.9",
-                   "set xtics rotate by 90 right", "set yrange [0:*]",
+                   "set xtics rotate by 30 right", "set yrange [0:*]",
                    "set offsets 0, 0, graph 0.1, 0", "set grid ytics",
                    "set key outside top center horizontal"]
 
 
 def histogram_height(labels, plot_height=420):
     """Figure height leaving room for the vertical category labels below the bars."""
-    return plot_height + 8 * max((len(display_name(label)) for label in labels), default=0)
+    return plot_height + 5 * max((len(display_name(label)) for label in labels), default=0)
 
 
 def horizontal_line(y):
@@ -146,8 +146,9 @@ class PlotBuilder:
 
     def build(self):
         plots = []
-        for make in (self.time_plots, self.speedup_plots, self.imbalance_plots,
-                     self.metg_plots, self.why_plots):
+        # The speedups over the baselines per benchmark are the heat maps of ClaimPlots
+        # (one readable figure per baseline instead of a bar chart of 15 x 12 bars).
+        for make in (self.time_plots, self.imbalance_plots, self.metg_plots, self.why_plots):
             plots += make()
         names = set()
         for p in plots:                      # keep file names unique
@@ -188,42 +189,11 @@ class PlotBuilder:
                     series.append((v, self.colors[v], self.reference.get(v), rows))
             plots.append(lines_plot(
                 f"time_{safe_name(display_name(bench))}", "time",
-                f"{display_name(bench)}: wall time (median{reps})",
+                f"{display_name(bench)}: which variant is fastest, and does it scale? "
+                f"(wall time, median{reps})",
                 "workers", f"time per iteration ({unit})", series,
                 extra=self._workers_axis() + ["set yrange [0:*]"],
                 benchmark=bench, workload=workload_of(bench)))
-        return plots
-
-    def speedup_plots(self):
-        """Speedup of every variant over each baseline, all benchmarks, per worker count."""
-        plots = []
-        for base in self.baselines():
-            for w in self.workers:
-                cats = [b for b, cells in sorted(self.table.items()) if (base, w) in cells]
-                groups = [v for v in self.variants if v != base
-                          and any((v, w) in self.table[b] for b in cats)]
-                if not cats or not groups:
-                    continue
-                values = {}
-                for b in cats:
-                    for v in groups:
-                        if (v, w) in self.table[b]:
-                            values[(b, v)] = ratio_stats(self.table[b][(base, w)],
-                                                         self.table[b][(v, w)])
-                body = (common_settings(f"speedup over {base}, {workers_label(w)} (ratio of median"
-                                        " times; bars: min-max; log scale)", "",
-                                        f"{base} time / variant time")
-                        + HISTOGRAM_STYLE
-                        # ratios span 1/100 .. 100 across workloads: a log axis keeps the
-                        # 1.3-1.5x differences readable next to the 100x ones
-                        + ["set logscale y 2", "set yrange [*:*]", "set format y '%g'"]
-                        + [horizontal_line(1)]
-                        + [histogram_commands(0, groups, self.colors)])
-                plots.append(Plot(name=f"speedup_vs_{base}_w{w}", kind="speedup",
-                                  title=f"speedup over {base}, {workers_label(w)}", body=body,
-                                  data=histogram_block(cats, groups, values),
-                                  width=min(4000, max(900, 120 + len(cats) * (14 * len(groups) + 24))),
-                                  height=histogram_height(cats)))
         return plots
 
     def imbalance_plots(self):
@@ -263,7 +233,8 @@ class PlotBuilder:
                             series.append((v, self.colors[v], self.reference.get(v), rows))
                     if not any(len(rows) > 1 for _, _, _, rows in series):
                         continue          # no sweep left (e.g. the baseline failed)
-                    title = f"{rest}: speedup over {base} vs imbalance, {workers_label(w)}"
+                    title = (f"Does the gain over {base} grow with imbalance? {rest}, "
+                             f"{workers_label(w)}")
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
@@ -298,7 +269,8 @@ class PlotBuilder:
             if not values:
                 continue
             label = display_name(bench)
-            body = (common_settings(f"{label}: METG(50%) per variant (lower is better)", "",
+            body = (common_settings(f"{label}: which variant runs the finest tasks "
+                                    "efficiently? METG(50%), lower is better", "",
                                     "METG (us)") + HISTOGRAM_STYLE
                     + [histogram_commands(0, groups, colors)])
             plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
@@ -326,7 +298,7 @@ class PlotBuilder:
             label = display_name(bench)
             body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 4"]
             body.append(f"set multiplot layout 1,{len(panels)} "
-                        f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
+                        f"title {gp_str(label + ': why does a variant win? steals, parks, CPU per wall (median, min-max)')}")
             blocks = []
             for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
