@@ -406,12 +406,15 @@ class ClaimPlots:
                 " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                 horizontal_line(1), f"set yrange [0:{band_top:.3g}]"]
         commands = []
-        for label, color, dashed, index in series:
+        for i, (label, color, dashed, index) in enumerate(series):
             style = f"lc rgb {gp_str(color)}{' dt 2' if dashed else ''}"
-            commands.append(f"datafile index {index} using 1:2:3:4 with yerrorlines lw 2 pt 6 "
+            # each line a little to the side (x times 1 +- 2.5% steps), so that lines and
+            # error bars that coincide stay visible
+            x = f"($1*{1 + 0.025 * (i - (len(series) - 1) / 2):.4f})"
+            commands.append(f"datafile index {index} using {x}:2:3:4 with yerrorlines lw 1.5 pt 6 "
                             f"ps 0.8 {style} title {gp_str(label)}")
-            commands.append(f"datafile index {index} using 1:($5 > 0 ? $2 : NaN) with points "
-                            f"pt 7 ps 1.3 lc rgb {gp_str(color)} notitle")
+            commands.append(f"datafile index {index} using {x}:($5 > 0 ? $2 : NaN) with points "
+                            f"pt 7 ps 1.1 lc rgb {gp_str(color)} notitle")
         if has_bound is not None:
             commands.append(f"datafile index {has_bound} using 1:2 with lines lw 1.5 dt 3 "
                             "lc rgb \"#000000\" title \"work bound (work/P)\"")
@@ -420,6 +423,7 @@ class ClaimPlots:
     def figure(self, name, title, curves_of, caption_bits):
         """One figure: a panel per baseline.  curves_of(table, base, v) -> rows."""
         blocks, panels, top, any_bound = [], [], CLAIM_BAND[1] * 1.2, False
+        seen_workers = set()
         for base in self.baselines:
             series, bound_rows = [], {}
             for (table, note) in self.tables:
@@ -432,6 +436,7 @@ class ClaimPlots:
                                   + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
                     series.append((f"{v} {note}".strip(), self.colors[v], bool(note), len(blocks) - 1))
                     top = max([top] + [r[3] for r in rows if r[3] and math.isfinite(r[3])])
+                    seen_workers.update(r[0] for r in rows)
                     for r in rows:
                         if r[5]:
                             bound_rows.setdefault(r[0], []).append(r[5])
@@ -446,18 +451,31 @@ class ClaimPlots:
         if not panels:
             return None
         top = min(top * 1.05, 8.0)
-        cols = min(3, len(panels) + 1)          # + the panel that holds the key
+        cells = len(panels) + 1                 # + the panel that holds the key
+        cols = cells if cells <= 4 else (3 if cells <= 6 else 4)
         rows = (len(panels) + 1 + cols - 1) // cols
         caption = list(caption_bits)
         caption.append("work bound: baseline / (work/P)" if any_bound else
                        "no work bound: this run records no work_s (only simulated runs do)")
+        height = max(560, 380 * rows + 120)
+        ws = sorted(seen_workers)               # the worker counts this figure has
         body = ["reset", "set datafile missing NaN", "set grid",
-                f"set xtics ({', '.join(str(w) for w in self.workers)})",
-                f"set xrange [{self.workers[0] - 0.3}:{self.workers[-1] + 0.3}]"]
-        if self.workers[-1] > 8:
-            body += ["set logscale x 2", f"set xrange [{self.workers[0] * 0.8}:{self.workers[-1] * 1.25}]"]
-        body += [f"set multiplot layout {rows},{cols} title {gp_str(title + chr(10) + '; '.join(caption))}"
-                 " font \",13\" margins 0.05,0.98,0.08,0.86 spacing 0.06,0.12",
+                f"set xtics ({', '.join(str(w) for w in ws)})"]
+        if ws[-1] > 8:
+            body += ["set logscale x 2", f"set xrange [{ws[0] * 0.8}:{ws[-1] * 1.25}]"]
+        else:
+            body.append(f"set xrange [{ws[0] - 0.3}:{ws[-1] + 0.3}]")
+        # the caption in lines that fit the figure's width (about 9 pixels a character)
+        text, line = [title], ""
+        for bit in caption:
+            if line and len(line) + len(bit) + 2 > 400 * cols // 9:
+                text.append(line + ";")
+                line = ""
+            line = f"{line}; {bit}" if line else bit
+        text.append(line)
+        body += [f"set multiplot layout {rows},{cols} title {gp_str(chr(10).join(text))}"
+                 f" font \",13\" margins 0.05,0.98,{75 / height:.3f},{1 - (100 + 20 * len(text)) / height:.3f}"
+                 f" spacing 0.06,{110 / height:.3f}",
                  "set xlabel \"workers\"", "set ylabel \"speedup (x)\""]
         for i, (base, series, bound_index) in enumerate(panels):
             body.append(f"set title {gp_str('over ' + base)}")
@@ -485,7 +503,7 @@ class ClaimPlots:
                  "plot " + ", \\\n     ".join(entries)]
         body.append("unset multiplot")
         return Plot(name=name, kind="claim", title=title, body=body, data="\n\n".join(blocks),
-                    width=1500, height=max(560, 380 * rows + 120), workload=CLAIM_WORKLOAD)
+                    width=400 * cols, height=height, workload=CLAIM_WORKLOAD)
 
     def build(self):
         plots = []
