@@ -54,7 +54,7 @@ class Plot:
 
     def script(self, terminals):
         """The .gp file: the body once per output format."""
-        lines = [f"# {self.title}",
+        lines = [f"# {' '.join(self.title.split())}",
                  f"# Written by {PROG} plot; data in {self.name}.dat.  Rerun: gnuplot {self.name}.gp",
                  f"datafile = {gp_str(self.name + '.dat')}"]
         for ext, terminal in terminals:
@@ -168,6 +168,8 @@ class PlotBuilder:
         if len(self.workers) == 1:
             w = self.workers[0]
             extra.append(f"set xrange [{w - 1}:{w + 1}]")
+        elif self.workers and max(self.workers) <= 8:
+            extra.append(f"set xrange [{min(self.workers) - 0.2}:{max(self.workers) + 0.2}]")
         return extra
 
     def time_plots(self):
@@ -189,8 +191,8 @@ class PlotBuilder:
                     series.append((v, self.colors[v], self.reference.get(v), rows))
             plots.append(lines_plot(
                 f"time_{safe_name(display_name(bench))}", "time",
-                f"{display_name(bench)}: which variant is fastest, and does it scale? "
-                f"(wall time, median{reps})",
+                f"Which variant is fastest, and does it scale? (wall time, median{reps})\n"
+                f"{display_name(bench)}",
                 "workers", f"time per iteration ({unit})", series,
                 extra=self._workers_axis() + ["set yrange [0:*]"],
                 benchmark=bench, workload=workload_of(bench)))
@@ -233,8 +235,8 @@ class PlotBuilder:
                             series.append((v, self.colors[v], self.reference.get(v), rows))
                     if not any(len(rows) > 1 for _, _, _, rows in series):
                         continue          # no sweep left (e.g. the baseline failed)
-                    title = (f"Does the gain over {base} grow with imbalance? {rest}, "
-                             f"{workers_label(w)}")
+                    title = (f"Does the gain over {base} grow with imbalance? "
+                             f"{workers_label(w)}\n{rest}")
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
@@ -269,8 +271,8 @@ class PlotBuilder:
             if not values:
                 continue
             label = display_name(bench)
-            body = (common_settings(f"{label}: which variant runs the finest tasks "
-                                    "efficiently? METG(50%), lower is better", "",
+            body = (common_settings("Which variant runs the finest tasks efficiently? "
+                                    f"METG(50%), lower is better\n{label}", "",
                                     "METG (us)") + HISTOGRAM_STYLE
                     + [histogram_commands(0, groups, colors)])
             plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
@@ -296,9 +298,9 @@ class PlotBuilder:
             if not panels:
                 continue
             label = display_name(bench)
-            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 4"]
+            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 5"]
             body.append(f"set multiplot layout 1,{len(panels)} "
-                        f"title {gp_str(label + ': why does a variant win? steals, parks, CPU per wall (median, min-max)')}")
+                        f"title {gp_str('Why does a variant win? steals, parks, CPU per wall (median, min-max)' + chr(10) + label)}")
             blocks = []
             for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))

@@ -11,6 +11,7 @@ import pytest
 
 from harness.driver.config import CODE_PATHS
 from harness.driver.machine import publishable
+from harness.driver.publish import absolute_paths, measuring_roots
 
 from conftest import ROOT
 
@@ -46,6 +47,10 @@ def test_the_presented_run_measured_the_current_code(run_id):
         pytest.skip(f"results/{run_id} predates the record of the code's state (meta.json "
                     "git.code_dirty): NOT CHECKED; republish it (./run.py run, then "
                     "./run.py publish) and this test checks it")
+    run_dir = os.path.join(ROOT, "results", run_id)
+    left = absolute_paths([run_dir, os.path.join(ROOT, "plots", run_id)],
+                          measuring_roots(run_dir, [ROOT]))
+    assert not left, f"{left[0][0]} names the absolute path {left[0][1]}: ./run.py publish {run_id}"
     ok, why = publishable(git)
     assert ok and meta.get("publishable"), f"results/{run_id}: {why or 'not marked publishable'}"
     rev = git["rev"]
