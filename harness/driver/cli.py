@@ -12,7 +12,8 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py compare RUN_A RUN_B      per-benchmark ratio of medians, Mann-Whitney U test
     ./run.py report RUN               results/<run-id>/REPORT.md
     ./run.py publish RUN              prune a run to its lean published form (raw JSON,
-                                      meta, plan, status, REPORT.md, linked figures)
+                                      meta, plan, status, REPORT.md, embedded figures)
+    ./run.py run --publish            a quick sweep, its plots and report, then publish
 
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
@@ -77,6 +78,13 @@ def cmd_run(args):
     if not args.no_plot:
         path = make_plots_and_report(data, build.root, args.alpha)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
+    if args.publish:
+        if failed or wrong:
+            print(f"{PROG}: not published: {len(failed)} point(s) failed, {len(wrong)} "
+                  "benchmark(s) with errors", file=sys.stderr)
+            return EXIT_FAILED
+        args.run, args.prune_only = run_dir, False
+        cmd_publish(args)
     return EXIT_FAILED if failed or wrong else 0
 
 
@@ -226,6 +234,9 @@ def build_parser():
     p.add_argument("--no-plot", action="store_true", help="skip the plots and REPORT.md at the end")
     p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--publish", action="store_true",
+                   help="at the end, prune the run to its published form (./run.py publish); "
+                        "refused for a run from a tree with uncommitted code changes")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,

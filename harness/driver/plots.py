@@ -495,8 +495,10 @@ class ClaimPlots:
                 keyed.add("bound")
                 entries.append("NaN with lines lw 1.5 dt 3 lc rgb \"#000000\" "
                                "title \"work bound (work/P)\"")
-        entries.append("NaN with points pt 7 ps 1.3 lc rgb \"#444444\" title "
-                       "\"filled: significant\"")
+        if any(" 1 " in f" {line} " for b in blocks for line in b.splitlines()[1:]
+               if len(line.split()) == 6 and line.split()[4] == "1"):
+            entries.append("NaN with points pt 7 ps 1.3 lc rgb \"#444444\" title "
+                           "\"filled: significant\"")
         body += ["unset title", "unset xlabel", "unset ylabel", "unset border", "unset tics",
                  "unset grid", "unset object 1", "unset arrow", "unset logscale x",
                  "set xrange [0:1]", "set yrange [0:1]",

@@ -99,3 +99,11 @@ def test_a_dirty_code_tree_is_named_in_the_refusal():
     ok, why = publish.publishable(dict(rev="abc", dirty=True))
     assert not ok and "predates" in why
     assert publish.publishable(dict(rev="abc", code_dirty=[]))[0]
+
+
+def test_run_publish_refuses_a_run_outside_git_after_measuring(fake_root):
+    p = cli("run", "--root", fake_root, "--workers", "1", "--workloads", "fib", "--no-plot",
+            "--quiet", "--variants", "chaselev", "--publish")
+    assert p.returncode == 2 and "not publishable" in p.stderr, p.stderr
+    (run_dir,) = glob.glob(os.path.join(fake_root, "results", "*"))
+    assert os.path.isdir(os.path.join(run_dir, "logs"))     # measured, kept whole
