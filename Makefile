@@ -89,7 +89,14 @@ CLASH    := $(shell echo 'int x;' | $(CC) -fstack-clash-protection -Werror -x c 
 CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness
 CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
-LDLIBS   := -pthread -lhwloc -lm $(SANFLAGS)
+# `make bundle` links its copy of the binaries (BUNDLE=1, into build-bundle/) with an
+# rpath that finds the shared libraries shipped beside them (build/lib/ of the bundle:
+# ../lib from build/<v>/bench, ../../lib from build/ref/<r>/bench); DT_RPATH, not
+# RUNPATH, so that it also serves the libraries' own dependencies.
+ifdef BUNDLE
+LINK_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../../lib'
+endif
+LDLIBS   := -pthread -lhwloc -lm $(SANFLAGS) $(LINK_RPATH)
 
 .PHONY: all test run list-variants list-workloads clean
 all:
@@ -135,6 +142,17 @@ include asm/rules.mk harness/rules.mk tests/rules.mk
 
 run: all refs
 	$(PYTHON) run.py run
+
+# --- make bundle: one archive to measure on another x86-64 Linux (harness/driver/bundle.py)
+BUNDLE_OUT ?= build/schedbench-bundle-$(HOST_ARCH).tar.gz
+.PHONY: bundle
+bundle:
+	$(MAKE) --no-print-directory BUNDLE=1 BUILD=build-bundle all refs
+	$(PYTHON) -m harness.driver.bundle --build build-bundle --out $(BUNDLE_OUT)
+# the archive unpacked into a fresh directory, a tiny sweep from there (tests/bundle_smoke.sh)
+.PHONY: bundle-smoke
+bundle-smoke: bundle
+	sh tests/bundle_smoke.sh $(BUNDLE_OUT)
 
 clean:
 	rm -rf build build-*

@@ -1,12 +1,29 @@
 """The build: the names of variants, references and workloads asked from make, and the
 benchmark binaries under build/ with their own listings."""
 
+import json
 import os
 import subprocess
 import sys
 
-from .config import FULL_ENV, PROG, UsageError
+from .config import BUNDLE_MARKER, FULL_ENV, PROG, UsageError
 from .proc import last_line, run_capture
+
+
+def read_bundle_marker(root):
+    """The BUNDLE marker of a bundle's root as a dict, or None outside a bundle;
+    UsageError when it is there but unreadable."""
+    path = os.path.join(root, BUNDLE_MARKER)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            marker = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: unreadable bundle marker ({e})") from None
+    if not isinstance(marker, dict) or not isinstance(marker.get("variants"), list):
+        raise UsageError(f"{path}: not a bundle marker (no list of variants)")
+    return marker
 
 
 class Build:
@@ -15,6 +32,12 @@ class Build:
     def __init__(self, root):
         self.root = os.path.abspath(root)
         self._lists = {}
+        # A bundle (`make bundle`) names its lists in its marker and has no Makefile.
+        self.bundle = read_bundle_marker(self.root)
+        if self.bundle is not None:
+            for target, key in (("list-variants", "variants"), ("list-references", "references"),
+                                ("list-workloads", "workloads")):
+                self._lists[target] = list(self.bundle.get(key) or [])
 
     def _make_env(self):
         # A parent make (`make run`) passes its flags and jobserver down; the listing
@@ -27,6 +50,8 @@ class Build:
     def make_list(self, target, optional=False):
         """The lines `make -s <target>` prints.  An optional target that fails (an older
         build without it) gives an empty list; a required one raises UsageError."""
+        if target not in self._lists and self.bundle is not None:
+            raise UsageError(f"a bundle ({BUNDLE_MARKER}) cannot answer `make {target}`")
         if target not in self._lists:
             cmd = ["make", "-s", "--no-print-directory", "-C", self.root, target]
             rc, out, err = run_capture(cmd, timeout=120, env=self._make_env())
@@ -56,7 +81,11 @@ class Build:
         return os.path.join(self.root, "build", name, "bench")
 
     def make(self, targets):
-        """Run `make <targets>` with its output on the terminal; True on success."""
+        """Run `make <targets>` with its output on the terminal; True on success.  A
+        bundle has nothing to build: False."""
+        if self.bundle is not None:
+            print(f"{PROG}: a bundle builds nothing (missing: {' '.join(targets)})", file=sys.stderr)
+            return False
         cmd = ["make", "-s", "--no-print-directory", "-C", self.root] + list(targets)
         print(f"{PROG}: building: make {' '.join(targets)}", file=sys.stderr)
         try:

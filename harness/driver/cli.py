@@ -11,6 +11,9 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py plot RUN                 gnuplot SVG + PNG into plots/<run-id>/
     ./run.py compare RUN_A RUN_B      per-benchmark ratio of medians, Mann-Whitney U test
     ./run.py report RUN               results/<run-id>/REPORT.md
+    ./run.py publish RUN              prune a run to its lean published form (raw JSON,
+                                      meta, plan, status, REPORT.md, embedded figures)
+    ./run.py run --publish            a quick sweep, its plots and report, then publish
 
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
@@ -34,11 +37,13 @@ from .build import Build
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG, QUICK,
                      UsageError, check_unknown, parse_name_list, parse_workers)
-from .files import check_out_path, write_output
+from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
+from .publish import cmd_publish as publish_command
 from .report import make_plots_and_report
-from .rundata import filter_results, load_run, resolve_run, split_run_spec
+from .rundata import (filter_results, load_run, resolve_run, results_csv, samples_csv,
+                      split_run_spec)
 from .sweep import execute_plan, finalize_run, resume_run, run_spec, start_run
 from harness.sim import cli as sim_cli
 
@@ -73,6 +78,13 @@ def cmd_run(args):
     if not args.no_plot:
         path = make_plots_and_report(data, build.root, args.alpha)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
+    if args.publish:
+        if failed or wrong:
+            print(f"{PROG}: not published: {len(failed)} point(s) failed, {len(wrong)} "
+                  "benchmark(s) with errors", file=sys.stderr)
+            return EXIT_FAILED
+        args.run, args.prune_only = run_dir, False
+        cmd_publish(args)
     return EXIT_FAILED if failed or wrong else 0
 
 
@@ -111,7 +123,11 @@ def cmd_plot(args):
     if not data.usable():
         raise UsageError(f"{data.run_dir} has no usable results to plot")
     out = args.out or plots_dir(args.root, data.run_id)
-    manifest = write_plots(data, out, gnuplot)
+    sim = load_run(resolve_run(args.with_sim, args.root)) if args.with_sim else None
+    if sim is not None and not sim.meta.get("simulated"):
+        raise UsageError(f"--with-sim {args.with_sim}: not a simulated run (meta.json has no "
+                         "\"simulated\": true)")
+    manifest = write_plots(data, out, gnuplot, sim)
     bad = [p for p in manifest["plots"] if p.get("error")]
     print(f"{PROG}: {len(manifest['plots']) - len(bad)} plots "
           f"({', '.join(ext for ext, _ in gnuplot.terminals)}) in {os.path.relpath(out)}")
@@ -151,10 +167,17 @@ def cmd_report(args):
     if args.out:
         check_out_path(args.out, "--out", directory=False)
     data = load_selected(args, args.run)
+    if args.csv:
+        atomic_write_text(os.path.join(data.run_dir, "results.csv"), results_csv(data.results))
+        atomic_write_text(os.path.join(data.run_dir, "samples.csv"), samples_csv(data.results))
     path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
                                  report_path=args.out)
     print(f"{PROG}: report: {os.path.relpath(path)}")
     return 0
+
+
+def cmd_publish(args):
+    return publish_command(args, resolve_run, plots_dir)
 
 
 class Parser(argparse.ArgumentParser):
@@ -211,6 +234,9 @@ def build_parser():
     p.add_argument("--no-plot", action="store_true", help="skip the plots and REPORT.md at the end")
     p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--publish", action="store_true",
+                   help="at the end, prune the run to its published form (./run.py publish); "
+                        "refused for a run from a tree with uncommitted code changes")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,
@@ -224,6 +250,8 @@ def build_parser():
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
     add_filters(p)
     p.add_argument("--out", metavar="DIR", help="output directory (default plots/<run-id>)")
+    p.add_argument("--with-sim", metavar="SIMRUN",
+                   help="a simulated run (./run.py simulate) drawn dashed in the claim figures")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("compare", parents=[common], allow_abbrev=False,
@@ -242,7 +270,17 @@ def build_parser():
     p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--out", metavar="FILE", help="report path (default results/<run-id>/REPORT.md)")
     p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
+    p.add_argument("--csv", action="store_true",
+                   help="also write results.csv and samples.csv from raw/ (a published run has none)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("publish", parents=[common], allow_abbrev=False,
+                       help="prune a run to what cannot be regenerated (results/README.md)")
+    p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
+    p.add_argument("--prune-only", action="store_true",
+                   help="prune a run that may not be published (dirty tree, or older than "
+                        "the record); it stays marked not publishable")
+    p.set_defaults(func=cmd_publish)
 
     # Simulated time (harness/sim): harness.sim's own commands; main() forwards their
     # arguments whole, these entries only list them in --help.

@@ -42,6 +42,17 @@ CLAIM_PARAM = "imbalance"
 CLAIM_WORKLOAD = "imbalance"
 
 
+# The code a run measures: a run is publishable only when these paths had no uncommitted
+# change when it started (meta.json git.code_dirty), and tests/py/test_published.py checks
+# that the run README.md embeds was measured at the code now in them.
+CODE_PATHS = ("asm", "common", "variants", "workloads", "harness")
+# `./run.py publish`: raw files at least this large are kept gzip-compressed.
+GZIP_MIN_BYTES = 4 * 1024
+# A published tree built by `make bundle` holds this file at its root: run.py then uses
+# the shipped binaries and never calls make (harness/driver/build.py).
+BUNDLE_MARKER = "BUNDLE"
+
+
 class UsageError(Exception):
     """Bad input or a missing tool: reported as one line on stderr, exit code 2."""
 

@@ -101,9 +101,17 @@ def read_json(path):
 
 
 def glob_json(directory):
-    """Every *.json file under directory (temporary dot-files excluded)."""
+    """Every *.json and *.json.gz file under directory (temporary dot-files excluded)."""
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if name.endswith(".json") and not name.startswith("."):
+            if name.endswith((".json", ".json.gz")) and not name.startswith("."):
                 yield os.path.join(dirpath, name)
+
+
+def existing_raw(path):
+    """path, or path + '.gz' when only the compressed form exists (a published run);
+    path itself when neither does."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return path + ".gz"
+    return path

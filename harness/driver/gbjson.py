@@ -3,6 +3,7 @@ harness/targets.py and harness/ref/refcheck.py all read through it): per-repetit
 entries in seconds with their user counters, the context, and benchmark names."""
 
 import dataclasses
+import gzip
 import json
 import math
 
@@ -151,11 +152,22 @@ def load_gb_doc(path):
     """The parsed JSON document of a file (for checks of its raw fields);
     BadResultFile for unreadable, truncated or non-JSON files."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        text = read_text_maybe_gz(path)
     except OSError as e:
-        raise BadResultFile(f"{path}: {e.strerror}") from None
+        raise BadResultFile(f"{path}: {e.strerror or e}") from None
+    except EOFError:
+        raise BadResultFile(f"{path}: truncated (gzip stream ends early)") from None
     return parse_gb_text(text, path)
+
+
+def read_text_maybe_gz(path):
+    """The text of a file; a name ending in .gz is gunzipped (a published run keeps its
+    large raw files compressed, results/README.md)."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
 
 
 def load_gb_file(path):

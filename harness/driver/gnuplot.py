@@ -9,7 +9,7 @@ import shutil
 from .config import UsageError, warn
 from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
-from .plots import PlotBuilder
+from .plots import ClaimPlots, PlotBuilder
 from .proc import last_line, run_capture, usable_cpus
 
 
@@ -66,9 +66,10 @@ def read_manifest(out_dir):
     return manifest
 
 
-def write_plots(data, out_dir, gnuplot):
+def write_plots(data, out_dir, gnuplot, sim=None, alpha=0.05):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
-    (the manifest the report reads).  Returns the manifest."""
+    (the manifest the report reads).  sim: a simulated run drawn dashed beside the
+    measured one in the claim figures.  Returns the manifest."""
     ensure_dir(out_dir, "plot directory")
     manifest_path = os.path.join(out_dir, "plots.json")
     old = read_manifest(out_dir) or {}
@@ -77,7 +78,7 @@ def write_plots(data, out_dir, gnuplot):
             if f and os.path.basename(f) == f:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(out_dir, f))
-    plots = PlotBuilder(data).build()
+    plots = ClaimPlots(data, sim, alpha).build() + PlotBuilder(data).build()
     for p in plots:
         atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
         atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
@@ -93,7 +94,7 @@ def write_plots(data, out_dir, gnuplot):
         entries.append(dict(name=p.name, kind=p.kind, title=p.title, benchmark=p.benchmark,
                             workload=p.workload, script=p.name + ".gp", data=p.name + ".dat",
                             files=files, error=failure))
-    manifest = dict(run_id=data.run_id, run_dir=os.path.abspath(data.run_dir),
+    manifest = dict(run_id=data.run_id, run_dir=os.path.basename(os.path.normpath(data.run_dir)),
                     written=now_iso(), plots=entries)
     atomic_write_json(manifest_path, manifest)
     return manifest

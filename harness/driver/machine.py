@@ -7,6 +7,7 @@ import shutil
 import socket
 import sys
 
+from .config import CODE_PATHS
 from .proc import run_capture, usable_cpus
 
 
@@ -40,14 +41,35 @@ def compiler_version():
 
 
 def git_info(root):
+    """rev (HEAD), dirty (any uncommitted change), code_dirty (the uncommitted changes
+    under CODE_PATHS, a list of `git status --porcelain` lines; None without git)."""
     rc, out, _ = run_capture(["git", "-C", root, "rev-parse", "HEAD"], timeout=30)
     rev = out.strip() if rc == 0 else None
     rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain"], timeout=30)
-    return dict(rev=rev, dirty=bool(out.strip()) if rc == 0 else None)
+    dirty = bool(out.strip()) if rc == 0 else None
+    rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain", "--"]
+                             + list(CODE_PATHS), timeout=30)
+    code_dirty = [line for line in out.splitlines() if line.strip()] if rc == 0 and rev else None
+    return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=list(CODE_PATHS))
 
 
-def machine_meta(root):
-    """What the run was measured on and with."""
+def publishable(git):
+    """(True, '') when a run with this meta.json `git` record may be published, else
+    (False, why)."""
+    if not isinstance(git, dict) or "code_dirty" not in git:
+        return False, "it predates the recording of the code's state (meta.json git.code_dirty)"
+    if not git.get("rev") or git.get("code_dirty") is None:
+        return False, "it was not measured in a git checkout (no revision recorded)"
+    if git["code_dirty"]:
+        shown = "; ".join(git["code_dirty"][:5]) + (" ..." if len(git["code_dirty"]) > 5 else "")
+        return False, (f"it was measured with uncommitted changes in "
+                       f"{' '.join(CODE_PATHS)}: {shown}")
+    return True, ""
+
+
+def machine_meta(root, bundle=None):
+    """What the run was measured on and with.  In a bundle (its marker's dict), the git
+    record and compiler are those of the build that made it."""
     uname = os.uname()
     return dict(
         host=socket.gethostname(),
@@ -56,10 +78,10 @@ def machine_meta(root):
         cpus_usable=usable_cpus(),
         topology=topology_summary(),
         kernel=f"{uname.sysname} {uname.release} {uname.version} {uname.machine}",
-        compiler=compiler_version(),
+        compiler=bundle.get("compiler") if bundle else compiler_version(),
         build_env={k: os.environ[k] for k in ("CC", "CXX", "OPT", "EXTRA_CFLAGS", "CFLAGS")
                    if k in os.environ},
-        git=git_info(root),
+        git=dict(bundle.get("git") or {}, bundle=True) if bundle else git_info(root),
         python=sys.version.split()[0],
     )
 

@@ -6,10 +6,11 @@ import dataclasses
 import math
 import re
 
-from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, PROG
+from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of
 from .rundata import CPU_PER_WALL
+from .stats import mann_whitney_u
 
 
 # One colour per variant, stable across the plots of a run (assigned in display order).
@@ -19,7 +20,8 @@ PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a
 
 def gp_str(text):
     """A gnuplot double-quoted string literal."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    text = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + text + '"'
 
 
 def gp_num(value):
@@ -52,7 +54,7 @@ class Plot:
 
     def script(self, terminals):
         """The .gp file: the body once per output format."""
-        lines = [f"# {self.title}",
+        lines = [f"# {' '.join(self.title.split())}",
                  f"# Written by {PROG} plot; data in {self.name}.dat.  Rerun: gnuplot {self.name}.gp",
                  f"datafile = {gp_str(self.name + '.dat')}"]
         for ext, terminal in terminals:
@@ -107,14 +109,14 @@ def histogram_commands(index, groups, colors):
 
 HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
                    "set style fill solid 0.8 border -1", "set boxwidth 0.9",
-                   "set xtics rotate by 90 right", "set yrange [0:*]",
+                   "set xtics rotate by 30 right", "set yrange [0:*]",
                    "set offsets 0, 0, graph 0.1, 0", "set grid ytics",
                    "set key outside top center horizontal"]
 
 
 def histogram_height(labels, plot_height=420):
     """Figure height leaving room for the vertical category labels below the bars."""
-    return plot_height + 8 * max((len(display_name(label)) for label in labels), default=0)
+    return plot_height + 5 * max((len(display_name(label)) for label in labels), default=0)
 
 
 def horizontal_line(y):
@@ -144,8 +146,9 @@ class PlotBuilder:
 
     def build(self):
         plots = []
-        for make in (self.time_plots, self.speedup_plots, self.imbalance_plots,
-                     self.metg_plots, self.why_plots):
+        # The speedups over the baselines per benchmark are the heat maps of ClaimPlots
+        # (one readable figure per baseline instead of a bar chart of 15 x 12 bars).
+        for make in (self.time_plots, self.imbalance_plots, self.metg_plots, self.why_plots):
             plots += make()
         names = set()
         for p in plots:                      # keep file names unique
@@ -165,6 +168,8 @@ class PlotBuilder:
         if len(self.workers) == 1:
             w = self.workers[0]
             extra.append(f"set xrange [{w - 1}:{w + 1}]")
+        elif self.workers and max(self.workers) <= 8:
+            extra.append(f"set xrange [{min(self.workers) - 0.2}:{max(self.workers) + 0.2}]")
         return extra
 
     def time_plots(self):
@@ -186,42 +191,11 @@ class PlotBuilder:
                     series.append((v, self.colors[v], self.reference.get(v), rows))
             plots.append(lines_plot(
                 f"time_{safe_name(display_name(bench))}", "time",
-                f"{display_name(bench)}: wall time (median{reps})",
+                f"Which variant is fastest, and does it scale? (wall time, median{reps})\n"
+                f"{display_name(bench)}",
                 "workers", f"time per iteration ({unit})", series,
                 extra=self._workers_axis() + ["set yrange [0:*]"],
                 benchmark=bench, workload=workload_of(bench)))
-        return plots
-
-    def speedup_plots(self):
-        """Speedup of every variant over each baseline, all benchmarks, per worker count."""
-        plots = []
-        for base in self.baselines():
-            for w in self.workers:
-                cats = [b for b, cells in sorted(self.table.items()) if (base, w) in cells]
-                groups = [v for v in self.variants if v != base
-                          and any((v, w) in self.table[b] for b in cats)]
-                if not cats or not groups:
-                    continue
-                values = {}
-                for b in cats:
-                    for v in groups:
-                        if (v, w) in self.table[b]:
-                            values[(b, v)] = ratio_stats(self.table[b][(base, w)],
-                                                         self.table[b][(v, w)])
-                body = (common_settings(f"speedup over {base}, {workers_label(w)} (ratio of median"
-                                        " times; bars: min-max; log scale)", "",
-                                        f"{base} time / variant time")
-                        + HISTOGRAM_STYLE
-                        # ratios span 1/100 .. 100 across workloads: a log axis keeps the
-                        # 1.3-1.5x differences readable next to the 100x ones
-                        + ["set logscale y 2", "set yrange [*:*]", "set format y '%g'"]
-                        + [horizontal_line(1)]
-                        + [histogram_commands(0, groups, self.colors)])
-                plots.append(Plot(name=f"speedup_vs_{base}_w{w}", kind="speedup",
-                                  title=f"speedup over {base}, {workers_label(w)}", body=body,
-                                  data=histogram_block(cats, groups, values),
-                                  width=min(4000, max(900, 120 + len(cats) * (14 * len(groups) + 24))),
-                                  height=histogram_height(cats)))
         return plots
 
     def imbalance_plots(self):
@@ -261,7 +235,8 @@ class PlotBuilder:
                             series.append((v, self.colors[v], self.reference.get(v), rows))
                     if not any(len(rows) > 1 for _, _, _, rows in series):
                         continue          # no sweep left (e.g. the baseline failed)
-                    title = f"{rest}: speedup over {base} vs imbalance, {workers_label(w)}"
+                    title = (f"Does the gain over {base} grow with imbalance? "
+                             f"{workers_label(w)}\n{rest}")
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
@@ -296,7 +271,8 @@ class PlotBuilder:
             if not values:
                 continue
             label = display_name(bench)
-            body = (common_settings(f"{label}: METG(50%) per variant (lower is better)", "",
+            body = (common_settings("Which variant runs the finest tasks efficiently? "
+                                    f"METG(50%), lower is better\n{label}", "",
                                     "METG (us)") + HISTOGRAM_STYLE
                     + [histogram_commands(0, groups, colors)])
             plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
@@ -322,9 +298,9 @@ class PlotBuilder:
             if not panels:
                 continue
             label = display_name(bench)
-            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 4"]
+            body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 5"]
             body.append(f"set multiplot layout 1,{len(panels)} "
-                        f"title {gp_str(label + ': why a variant wins (median, min-max)')}")
+                        f"title {gp_str('Why does a variant win? steals, parks, CPU per wall (median, min-max)' + chr(10) + label)}")
             blocks = []
             for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
@@ -336,4 +312,287 @@ class PlotBuilder:
                               data="\n\n".join(blocks), width=max(900, 480 * len(panels)),
                               height=histogram_height(self.variants, 460),
                               benchmark=bench, workload=workload_of(bench)))
+        return plots
+
+
+# --- the claim as curves, and the one-look overview ------------------------------------
+
+def significant(base, other, alpha=0.05):
+    """True when the two results' wall times differ at alpha (two-sided Mann-Whitney U)."""
+    x, y = base.values("real_time_s"), other.values("real_time_s")
+    if len(x) < 2 or len(y) < 2:
+        return False
+    return mann_whitney_u(x, y)[1] < alpha
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def scenario_label(bench):
+    """The claim scenario's parameters, short: 'imbalance 2, grain_us 10, tasks 20000, ...'."""
+    params = params_of(bench)
+    return ", ".join(f"{k} {v}" for k, v in params.items()) or display_name(bench)
+
+
+def short_labels(benchmarks):
+    """{benchmark: 'workload k'} numbering each workload's benchmarks, and the key lines
+    'workload k = full name' (only where a workload has more than one benchmark)."""
+    per_workload, labels, key = {}, {}, []
+    for b in benchmarks:
+        per_workload.setdefault(workload_of(b), []).append(b)
+    for w, members in per_workload.items():
+        for i, b in enumerate(members, 1):
+            labels[b] = w if len(members) == 1 else f"{w} {i}"
+            if len(members) > 1:
+                key.append(f"{labels[b]} = {display_name(b)[len(w) + 1:]}")
+    return labels, key
+
+
+class ClaimPlots:
+    """The 30-50% claim drawn as curves: for each imbalance scenario (and a summary over
+    them) the speedup of every variant over each baseline (BASELINES and the reference
+    rows) against the worker count, with the 1.3-1.5x band, error bars from the
+    repetitions, a filled marker where the difference is significant (Mann-Whitney U at
+    alpha) and, where the run records the work (`work_s`, simulated runs), the work bound
+    baseline / (work / P).  A simulated run given beside a measured one is drawn dashed and
+    named 'simulated (<model>)' in the key.  Plus the heat map of variant x benchmark
+    speedup over each baseline at the largest worker count."""
+
+    def __init__(self, data, sim=None, alpha=0.05):
+        self.runs = [(data, "")]
+        if sim is not None:
+            model = sim.meta.get("model") or "model"
+            self.runs.append((sim, f"simulated ({model})"))
+        elif data.meta.get("simulated"):
+            self.runs = [(data, f"simulated ({data.meta.get('model') or 'model'})")]
+        self.data, self.alpha = data, alpha
+        self.tables = [(d.index(), note) for d, note in self.runs]
+        variants = []
+        for d, _ in self.runs:
+            variants += [v for v in d.variants() if v not in variants]
+        self.colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
+        refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
+        self.baselines = [b for b in BASELINES if b in variants] + sorted(refs)
+        self.lines = [v for v in variants if v not in self.baselines]
+        self.workers = sorted({w for d, _ in self.runs for w in d.workers()})
+
+    def scenarios(self):
+        benches = set()
+        for table, _ in self.tables:
+            benches |= {b for b in table if workload_of(b) == CLAIM_WORKLOAD}
+        return sorted(benches, key=lambda b: [(k, float(v) if re.fullmatch(r"[\d.]+", v) else 0)
+                                              for k, v in params_of(b).items()])
+
+    def curve(self, table, bench, base, v, sig=True):
+        """[(workers, speedup, low, high, significant, work_bound)] of v over base."""
+        rows = []
+        cells = table.get(bench, {})
+        for w in self.workers:
+            if (base, w) not in cells or (v, w) not in cells:
+                continue
+            rs = ratio_stats(cells[(base, w)], cells[(v, w)])
+            if not rs:
+                continue
+            work = cells[(v, w)].summary("work_s")["median"]
+            bound = cells[(base, w)].median() / (work / w) if work else None
+            rows.append((w,) + rs + (1 if sig and significant(cells[(base, w)], cells[(v, w)],
+                                                                 self.alpha) else 0, bound))
+        return rows
+
+    def panel_body(self, series, band_top, has_bound):
+        """gnuplot lines of one panel. series: [(label, color, dashed, index)]."""
+        lo, hi = CLAIM_BAND
+        body = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
+                " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
+                horizontal_line(1), f"set yrange [0:{band_top:.3g}]"]
+        commands = []
+        for i, (label, color, dashed, index) in enumerate(series):
+            style = f"lc rgb {gp_str(color)}{' dt 2' if dashed else ''}"
+            # each line a little to the side (x times 1 +- 2.5% steps), so that lines and
+            # error bars that coincide stay visible
+            x = f"($1*{1 + 0.025 * (i - (len(series) - 1) / 2):.4f})"
+            commands.append(f"datafile index {index} using {x}:2:3:4 with yerrorlines lw 1.5 pt 6 "
+                            f"ps 0.8 {style} title {gp_str(label)}")
+            commands.append(f"datafile index {index} using {x}:($5 > 0 ? $2 : NaN) with points "
+                            f"pt 7 ps 1.1 lc rgb {gp_str(color)} notitle")
+        if has_bound is not None:
+            commands.append(f"datafile index {has_bound} using 1:2 with lines lw 1.5 dt 3 "
+                            "lc rgb \"#000000\" title \"work bound (work/P)\"")
+        return body + ["plot " + ", \\\n     ".join(commands)]
+
+    def figure(self, name, title, curves_of, caption_bits):
+        """One figure: a panel per baseline.  curves_of(table, base, v) -> rows."""
+        blocks, panels, top, any_bound = [], [], CLAIM_BAND[1] * 1.2, False
+        seen_workers = set()
+        for base in self.baselines:
+            series, bound_rows = [], {}
+            for (table, note) in self.tables:
+                for v in self.lines:
+                    rows = curves_of(table, base, v)
+                    if not rows:
+                        continue
+                    blocks.append(f"# {v} over {base} {note}: workers speedup low high "
+                                  "significant work_bound\n"
+                                  + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
+                    series.append((f"{v} {note}".strip(), self.colors[v], bool(note), len(blocks) - 1))
+                    top = max([top] + [r[3] for r in rows if r[3] and math.isfinite(r[3])])
+                    seen_workers.update(r[0] for r in rows)
+                    for r in rows:
+                        if r[5]:
+                            bound_rows.setdefault(r[0], []).append(r[5])
+            bound_index = None
+            if bound_rows:
+                any_bound = True
+                blocks.append("# work bound: workers bound\n" + "".join(
+                    f"{w} {gp_num(min(bs))}\n" for w, bs in sorted(bound_rows.items())))
+                bound_index = len(blocks) - 1
+            if series:
+                panels.append((base, series, bound_index))
+        if not panels:
+            return None
+        top = min(top * 1.05, 8.0)
+        cells = len(panels) + 1                 # + the panel that holds the key
+        cols = cells if cells <= 4 else (3 if cells <= 6 else 4)
+        rows = (len(panels) + 1 + cols - 1) // cols
+        caption = list(caption_bits)
+        caption.append("work bound: baseline / (work/P)" if any_bound else
+                       "no work bound: this run records no work_s (only simulated runs do)")
+        height = max(560, 380 * rows + 120)
+        ws = sorted(seen_workers)               # the worker counts this figure has
+        body = ["reset", "set datafile missing NaN", "set grid",
+                f"set xtics ({', '.join(str(w) for w in ws)})"]
+        if ws[-1] > 8:
+            body += ["set logscale x 2", f"set xrange [{ws[0] * 0.8}:{ws[-1] * 1.25}]"]
+        else:
+            body.append(f"set xrange [{ws[0] - 0.3}:{ws[-1] + 0.3}]")
+        # the caption in lines that fit the figure's width (about 9 pixels a character)
+        text, line = [title], ""
+        for bit in caption:
+            if line and len(line) + len(bit) + 2 > 400 * cols // 9:
+                text.append(line + ";")
+                line = ""
+            line = f"{line}; {bit}" if line else bit
+        text.append(line)
+        body += [f"set multiplot layout {rows},{cols} title {gp_str(chr(10).join(text))}"
+                 f" font \",13\" margins 0.05,0.98,{75 / height:.3f},{1 - (100 + 20 * len(text)) / height:.3f}"
+                 f" spacing 0.06,{110 / height:.3f}",
+                 "set xlabel \"workers\"", "set ylabel \"speedup (x)\""]
+        for i, (base, series, bound_index) in enumerate(panels):
+            body.append(f"set title {gp_str('over ' + base)}")
+            body.append("unset key")
+            body += self.panel_body(series, top, bound_index)
+        # the key: a panel of its own, every series once (with an undefined point)
+        keyed, entries = set(), []
+        for _, series, bound_index in panels:
+            for label, color, dashed, _ in series:
+                if label not in keyed:
+                    keyed.add(label)
+                    entries.append(f"NaN with linespoints lw 2 pt 6 lc rgb {gp_str(color)}"
+                                   f"{' dt 2' if dashed else ''} title {gp_str(label)}")
+            if bound_index is not None and "bound" not in keyed:
+                keyed.add("bound")
+                entries.append("NaN with lines lw 1.5 dt 3 lc rgb \"#000000\" "
+                               "title \"work bound (work/P)\"")
+        if any(" 1 " in f" {line} " for b in blocks for line in b.splitlines()[1:]
+               if len(line.split()) == 6 and line.split()[4] == "1"):
+            entries.append("NaN with points pt 7 ps 1.3 lc rgb \"#444444\" title "
+                           "\"filled: significant\"")
+        body += ["unset title", "unset xlabel", "unset ylabel", "unset border", "unset tics",
+                 "unset grid", "unset object 1", "unset arrow", "unset logscale x",
+                 "set xrange [0:1]", "set yrange [0:1]",
+                 f"set key center center vertical maxrows {len(entries)}"
+                 " font \",10\"",
+                 "plot " + ", \\\n     ".join(entries)]
+        body.append("unset multiplot")
+        return Plot(name=name, kind="claim", title=title, body=body, data="\n\n".join(blocks),
+                    width=400 * cols, height=height, workload=CLAIM_WORKLOAD)
+
+    def build(self):
+        plots = []
+        scenarios = self.scenarios()
+        reps = self.data.plan.get("repetitions")
+        bars = f"bars: min-max of {reps} repetitions" if reps else "bars: min-max"
+        marks = f"filled: significant (Mann-Whitney, alpha {self.alpha:g})"
+        for i, bench in enumerate(scenarios, 1):
+            p = self.figure(f"claim_{i}_{safe_name(display_name(bench))}",
+                            f"Does a variant beat the pools by 30-50%? {scenario_label(bench)}",
+                            lambda t, base, v, b=bench: self.curve(t, b, base, v),
+                            ["green band: 1.3-1.5x", bars, marks])
+            if p:
+                p.benchmark = bench
+                plots.append(p)
+        imbalanced = [b for b in scenarios if params_of(b).get(CLAIM_PARAM) not in ("0", None)]
+
+        def summary(table, base, v):
+            rows = []
+            per = [self.curve(table, b, base, v, sig=False) for b in imbalanced]
+            for w in self.workers:
+                at = [r for rows_b in per for r in rows_b if r[0] == w]
+                if len(at) == len([b for b in imbalanced if b in table]) and at:
+                    rows.append((w, geomean([r[1] for r in at]), geomean([r[2] for r in at]),
+                                 geomean([r[3] for r in at]), 0, None))
+            return rows
+
+        if len(imbalanced) > 1:
+            p = self.figure("claim_summary",
+                            f"Does a variant beat the pools by 30-50% under imbalance? "
+                            f"geometric mean over {len(imbalanced)} scenarios",
+                            summary, ["green band: 1.3-1.5x", "bars: geometric means of the "
+                                      "min-max ratios", "no significance marks (a mean)"])
+            if p:
+                plots.append(p)
+        plots += self.heatmaps()
+        return plots
+
+    def heatmaps(self):
+        """Variant x benchmark speedup over each baseline at the largest worker count of
+        the measured run, as a colour map (log2 scale, blue slower, red faster) with the
+        value written in each cell and '*' where significant."""
+        table = self.tables[0][0]
+        workers = max(self.data.workers()) if self.data.workers() else None
+        plots = []
+        benches = sorted(table)
+        labels, key = short_labels(benches)
+        for base in self.baselines:
+            cols = [v for v in self.data.variants() if v != base]
+            rows = [b for b in benches if (base, workers) in table[b]]
+            if not rows or not cols:
+                continue
+            lines, labels_gp = [], []
+            for y, b in enumerate(rows):
+                cells = []
+                for x, v in enumerate(cols):
+                    r = table[b].get((v, workers))
+                    rs = ratio_stats(table[b][(base, workers)], r) if r else None
+                    s = rs[0] if rs else None
+                    cells.append(gp_num(math.log2(s) if s else None))
+                    if s:
+                        star = "*" if significant(table[b][(base, workers)], r, self.alpha) else ""
+                        text = f"{s:.2f}{star}" if s < 10 else f"{s:.0f}{star}"
+                        labels_gp.append(f"set label {len(labels_gp) + 1} {gp_str(text)} at {x},{y} "
+                                         "center font \",9\" front")
+                lines.append(" ".join(cells))
+            title = (f"Which variant is faster than {base}, on which benchmark? "
+                     f"speedup at {workers_label(workers)} (* significant, alpha {self.alpha:g})")
+            height = 160 + 26 * len(rows)
+            body = ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
+                    "unset key", "set view map", "set tics scale 0", "set xtics rotate by 30 right",
+                    f"set xtics ({', '.join(f'{gp_str(v)} {i}' for i, v in enumerate(cols))})",
+                    f"set ytics ({', '.join(f'{gp_str(labels[b])} {i}' for i, b in enumerate(rows))})",
+                    f"set xrange [-0.5:{len(cols) - 0.5}]", f"set yrange [{len(rows) - 0.5}:-0.5]",
+                    "set cbrange [-2:2]", "set cbtics (\"1/4\" -2, \"1/2\" -1, \"1\" 0, \"2\" 1, \"4\" 2)",
+                    "set cblabel \"speedup (log scale; beyond 1/4..4 saturated)\"",
+                    "set palette defined (-2 \"#2166ac\", 0 \"#f7f7f7\", 2 \"#b2182b\")",
+                    "set lmargin 16", "set rmargin 58", "set bmargin 6"]
+            body += labels_gp
+            keyed = [k for k in key if k.split(" = ")[0] in {labels[b] for b in rows}]
+            for i, k in enumerate(keyed):
+                body.append(f"set label {len(labels_gp) + i + 1} {gp_str(k)} at screen 0.62, "
+                            f"screen {0.92 - i * 22.0 / height:.4f} left font \",9\"")
+            body.append("plot datafile matrix using 1:2:($3 < -2 ? -2 : ($3 > 2 ? 2 : $3)) with image")
+            plots.append(Plot(name=f"heatmap_vs_{base}", kind="heatmap", title=title, body=body,
+                              data="\n".join(lines) + "\n", width=1400,
+                              height=max(height, 160 + 22 * len(keyed))))
         return plots

@@ -3,13 +3,14 @@ with its plots, and the significant differences against the baselines."""
 
 import os
 
-from .compare import compare_sides, significance_notes
-from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, UsageError, warn
+from .compare import compare_pair, compare_sides, significance_notes
+from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, UsageError, warn
 from .files import write_output
 from .fmt import fmt_p, fmt_seconds, format_table
 from .gbjson import display_name
 from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
-from .plots import workers_label
+from .plots import scenario_label, workers_label
+from .rundata import CPU_PER_WALL
 
 
 class Report:
@@ -31,14 +32,16 @@ class Report:
                 and (workload is None or p.get("workload") == workload)]
 
     def plot_link(self, entry, embed=True):
-        """Markdown for one plot: the SVG embedded (or linked), the PNG linked."""
-        rel = lambda f: os.path.relpath(os.path.join(self.plot_dir, f),
-                                        os.path.dirname(os.path.abspath(self.path)))
+        """Markdown for one plot: its PNG embedded (the published form keeps exactly the
+        embedded figures, harness/driver/publish.py); embed=False names the figure
+        without a link (it is in plots/<run-id>/ after `./run.py plot`)."""
         files = entry["files"]
-        svg = next((f for f in files if f.endswith(".svg")), files[0])
-        others = ", ".join(f"[{f.rsplit('.', 1)[1]}]({rel(f)})" for f in files if f != svg)
-        head = f"![{entry['title']}]({rel(svg)})" if embed else f"[{entry['title']}]({rel(svg)})"
-        return head + (f" ({others})" if others else "")
+        png = next((f for f in files if f.endswith(".png")), files[0])
+        if not embed:
+            return f"`{png}`"
+        rel = os.path.relpath(os.path.join(self.plot_dir, png),
+                              os.path.dirname(os.path.abspath(self.path)))
+        return f"![{entry['title']}]({rel})"
 
     def cell(self, r):
         if r is None:
@@ -78,15 +81,104 @@ class Report:
                           f"{plan.get('min_time', '?')} s per repetition, seed {plan.get('seed', '?')}, "
                           f"{ok} of {len(points)} points done"),
                 ("variants", ", ".join(self.variants)), ("workers", ", ".join(map(str, self.workers)))]
-        out = [f"# schedbench run {d.run_id}", "",
+        out = [f"# schedbench run {d.run_id}", ""] + self.answers() + self.overview() + [
+               "## The run", "",
                "Times are wall time per iteration: the median over the repetitions, "
-               "[min-max] beside it.  Raw data: `raw/`, `results.csv`, `samples.csv` "
-               "(formats in results/README.md).", "",
+               "[min-max] beside it.  Raw data: `raw/` (`./run.py report --csv "
+               f"{d.run_id}` writes `results.csv` and `samples.csv` from it; formats in "
+               "results/README.md).", "",
                format_table(["", ""], rows, markdown=True)]
         if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
                     m["topology"].rstrip(), "```", "", "</details>", ""]
         return out
+
+    def answers(self):
+        """Three to six sentences on what the run shows, every number from the run: the
+        claim over each baseline at the largest worker count (best variant, how many
+        variant x scenario cells reach the band), where it holds and where not, and why
+        (steals, parks, CPU per wall of the best and the baseline)."""
+        usable = self.data.usable()
+        scen = sorted({r.benchmark for r in usable if r.workload == CLAIM_WORKLOAD
+                       and r.params.get(CLAIM_PARAM) not in (None, "0")})
+        bases = [b for b in BASELINES if b in self.variants]
+        if not scen or not bases:
+            return ["## Answers", "", "This run has no imbalance scenario measured against a "
+                    "baseline, so it says nothing about the 30-50% claim.", ""]
+        lo, hi = CLAIM_BAND
+        table = self.data.index()
+        w = max(self.workers)
+        lines = []
+        cand = [v for v in self.variants if v not in bases
+                and not any(r.reference for r in usable if r.variant == v)]
+        short = lambda b: scenario_label(b).replace(f"{CLAIM_PARAM} ", f"{CLAIM_PARAM}=")
+        best_over, holds = {}, set()
+        for base in bases:
+            cells = []                       # (speedup, significant, variant, bench)
+            for bench in scen:
+                row = table.get(bench, {})
+                if (base, w) not in row:
+                    continue
+                for v in cand:
+                    if (v, w) in row:
+                        c = compare_pair(row[(base, w)], row[(v, w)], self.alpha, v)
+                        if c is not None:
+                            cells.append((1.0 / c.ratio, c.significant, v, bench))
+            if not cells:
+                continue
+            reach = [c for c in cells if c[0] >= lo and c[1]]
+            holds |= {c[3] for c in reach}
+            best = max(cells)
+            best_over[base] = best
+            lines.append(
+                f"Over `{base}` at {workers_label(w)}, {len(reach)} of {len(cells)} variant x "
+                f"scenario cells reach {lo:.1f}x or more with a significant difference; the "
+                f"best is {best[2]} with {best[0]:.2f}x on {short(best[3])}"
+                f"{'' if best[1] else ' (not significant)'}.")
+        if best_over:
+            base, best = next(iter(best_over.items()))
+            row = table[best[3]]
+            why = []
+            for who in (best[2], base):
+                r = row[(who, w)]
+                parts = []
+                for metric, what in (("steals", "steals"), ("parks", "parks")):
+                    m = r.summary(metric)["median"]
+                    if m is not None:
+                        parts.append(f"{m:.3g} {what}")
+                cpu = r.summary(CPU_PER_WALL)["median"]
+                if cpu is not None:
+                    parts.append(f"{cpu:.2f} cores busy (CPU/wall)")
+                if parts:
+                    why.append(f"{who}: {', '.join(parts)} per iteration")
+            if why:
+                lines.append(f"Why, on {short(best[3])} at {workers_label(w)}: "
+                             + "; ".join(why) + ".")
+        claim = (f"A speedup of {lo:.1f}x or more (significant, over at least one baseline, "
+                 f"at {workers_label(w)})")
+        if holds:
+            rest = [b for b in scen if b not in holds]
+            lines.append(f"{claim} holds on {len(holds)} of {len(scen)} imbalanced scenarios "
+                         f"({'; '.join(short(b) for b in sorted(holds))})"
+                         + (f", not on {'; '.join(short(b) for b in rest)}." if rest else "."))
+        else:
+            lines.append(f"{claim} holds on none of the {len(scen)} imbalanced scenarios.")
+        usable_cpus = self.data.meta.get("cpus_usable")
+        if w < 4:
+            lines.append(f"This run went up to {workers_label(w)} ({usable_cpus} usable CPUs): "
+                         "measure more workers on a bigger machine (`make bundle`) or in "
+                         "simulated time (`./run.py simulate`).")
+        return ["## Answers", "", " ".join(lines[:6]), ""]
+
+    def overview(self):
+        """The one-look heat map (over the first baseline), the others named."""
+        maps = self.plots("heatmap")
+        if not maps:
+            return []
+        return (["## Overview", "", self.plot_link(maps[0]), ""]
+                + (["Over the other baselines: " + ", ".join(self.plot_link(p, embed=False)
+                                                             for p in maps[1:]), ""]
+                   if maps[1:] else []))
 
     def problems(self):
         out = ["## Problems", ""]
@@ -146,9 +238,12 @@ class Report:
                     f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x "
                     "(variant x benchmark cells).", "",
                     format_table(["benchmark", "workers"] + cols, rows, markdown=True)]
-        for p in self.plots("imbalance"):
-            out.append(self.plot_link(p))
-            out.append("")
+        for p in self.plots("claim"):
+            out += [self.plot_link(p), ""]
+        figures = self.plots("imbalance")
+        if figures:
+            out += ["Against the imbalance factor: "
+                    + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
         return out
 
     def workloads(self):
@@ -166,12 +261,11 @@ class Report:
             out += [f"## {workload}", "",
                     format_table(["benchmark", "variant"] + [workers_label(w) for w in self.workers],
                                  rows, markdown=True)]
-            for kind in ("time", "metg"):
-                for p in self.plots(kind, workload):
-                    out += [self.plot_link(p), ""]
-            why = self.plots("why", workload)
-            if why:
-                out += ["Why: " + "; ".join(self.plot_link(p, embed=False) for p in why), ""]
+            figures = [p for kind in ("time", "metg", "why") for p in self.plots(kind, workload)]
+            if figures:
+                out += [f"Figures (`./run.py plot {self.data.run_id}` draws them into "
+                        f"plots/{self.data.run_id}/): "
+                        + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
         return out
 
     def significance(self):
@@ -189,9 +283,9 @@ class Report:
             if rows:
                 out.append(format_table(["benchmark", "workers", "variant", f"speedup over {base}",
                                          "p"], rows, markdown=True))
-            for p in self.plots("speedup"):
-                if f"_vs_{base}_" in p["name"]:
-                    out += [self.plot_link(p), ""]
+            figures = [p for p in self.plots("speedup") if f"_vs_{base}_" in p["name"]]
+            if figures:
+                out += ["Figures: " + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
         return out
 
     def render(self):

@@ -212,6 +212,8 @@ def load_run(run_dir):
     raw_dir = os.path.join(run_dir, "raw")
     for path in sorted(glob_json(raw_dir)):
         rel = os.path.relpath(path, run_dir)
+        if rel.endswith(".gz"):
+            rel = rel[:-3]      # a published run's compressed raw file: the plan's name
         try:
             context, entries = load_gb_file(path)
             point = by_raw.get(rel, {})

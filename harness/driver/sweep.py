@@ -12,10 +12,11 @@ import time
 
 from .config import (FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK, UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
-from .files import atomic_write_json, atomic_write_text, check_out_path, ensure_dir, read_json
+from .files import (atomic_write_json, atomic_write_text, check_out_path, ensure_dir,
+                    existing_raw, read_json)
 from .fmt import fmt_duration, now_iso
 from .gbjson import BadResultFile, load_gb_file
-from .machine import bench_context_summary, machine_meta
+from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
 from .proc import last_line, run_with_timeout, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
@@ -23,8 +24,11 @@ from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_ru
 
 
 def bench_command(root, plan, point, out_path):
-    """The bench invocation of one point."""
-    return [os.path.join(root, point["binary"]),
+    """The bench invocation of one point.  It runs in `root` and names its binary
+    relative to it, so the JSON context it records ("executable") carries no absolute
+    path of this machine."""
+    del root
+    return [os.path.join(".", point["binary"]),
             "--workers", str(point["workers"]),
             f"--benchmark_filter={point['filter']}",
             f"--benchmark_repetitions={plan['repetitions']}",
@@ -36,7 +40,7 @@ def bench_command(root, plan, point, out_path):
 def point_done(run_dir, point):
     """True when the point's raw file is in place and parses (atomic renames mean a file
     that exists is complete; a damaged one is rerun)."""
-    path = os.path.join(run_dir, point["raw"])
+    path = existing_raw(os.path.join(run_dir, point["raw"]))
     if not os.path.exists(path):
         return False
     try:
@@ -265,7 +269,10 @@ def start_run(args, build):
                 repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
                 iters_per_us=rate)
-    meta = machine_meta(build.root)
+    meta = machine_meta(build.root, build.bundle)
+    meta["publishable"], why = publishable(meta["git"])
+    if not meta["publishable"]:
+        warn(f"this run will not be publishable: {why}")
     meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
                 variants=[t.name for t in targets if not t.reference],
                 references=[t.name for t in targets if t.reference],

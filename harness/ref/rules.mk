@@ -30,7 +30,7 @@ REF_DEFS = -DSCHEDBENCH_CFLAGS='"$(strip $(1))"' -DSCHEDBENCH_GIT_REV='"$(GIT_RE
 REF_CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
 REF_OMPFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread -fopenmp $(EXTRA_CFLAGS)
 REF_CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -pthread $(EXTRA_CFLAGS)
-REF_LIBS := -lbenchmark -lhwloc -lm -pthread
+REF_LIBS := -lbenchmark -lhwloc -lm -pthread $(LINK_RPATH)
 
 .PHONY: refs list-references refs-smoke $(patsubst %,refs-smoke-%,$(REFERENCES))
 list-references:

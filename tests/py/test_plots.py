@@ -28,13 +28,11 @@ def test_every_kind_of_plot_is_made(figures):
     expected = {
         "time_fib_n-20", "time_granularity_tasks-1000",
         "time_imbalance_imbalance-2_grain_us-100_submitters-2",
-        "speedup_vs_static_w1", "speedup_vs_static_w2",
-        "speedup_vs_threadpool_w1", "speedup_vs_threadpool_w2",
         "imbalance_vs_static_w1_imbalance_grain_us-100_submitters-2",
         "imbalance_vs_threadpool_w2_imbalance_grain_us-100_submitters-2",
         "metg_granularity_tasks-1000", "why_fib_n-20"}
     assert expected <= set(figures)
-    assert {p.kind for p in figures.values()} == {"time", "speedup", "imbalance", "metg", "why"}
+    assert {p.kind for p in figures.values()} == {"time", "imbalance", "metg", "why"}
 
 
 def test_time_plot_data(figures):
@@ -60,12 +58,13 @@ def test_errors_are_never_plotted(figures):
     assert "imbalance_vs_static_w1_imbalance_grain_us-100_submitters-2" in figures
 
 
-def test_speedup_values(figures):
-    p = figures["speedup_vs_static_w2"]
-    table = {r[0].strip('"'): r[1:] for r in rows(p.data)}
-    chaselev = [float(v) for v in table["fib/n:20"][:3]]
-    # 7.0 / 5.3 with the spread 6.9 / 5.6 .. 7.2 / 5.1
-    assert chaselev == pytest.approx([7.0 / 5.3, 6.9 / 5.6, 7.2 / 5.1], rel=1e-5)
+def test_speedup_values():
+    p = claim_figures()["heatmap_vs_static"]
+    # rows: fib, granularity, imbalance 1, imbalance 2; columns: chaselev, threadpool
+    chaselev_fib = float(p.data.splitlines()[0].split()[0])
+    # 7.0 / 5.3 at 2 workers, as log2
+    assert 2 ** chaselev_fib == pytest.approx(7.0 / 5.3, rel=1e-5)
+    assert '"1.32"' in "\n".join(p.body)
 
 
 def test_imbalance_plot_marks_the_claim_band(figures):
@@ -111,3 +110,64 @@ def test_a_nan_time_is_not_plotted(nan_run):
     figures = {p.name: p for p in plots.PlotBuilder(rundata.load_run(run_dir)).build()}
     chaselev = rows(blocks(figures["time_fib_n-20"])[0])
     assert [r[0] for r in chaselev] == ["1"]          # the 2-worker point is gone
+
+
+def claim_figures(sim=None):
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    return {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+
+
+def test_claim_figures_one_per_scenario_and_a_heat_map_per_baseline():
+    figs = claim_figures()
+    names = sorted(figs)
+    assert names == ["claim_1_imbalance_imbalance-0_grain_us-100_submitters-2",
+                     "claim_2_imbalance_imbalance-2_grain_us-100_submitters-2",
+                     "heatmap_vs_static", "heatmap_vs_threadpool"], names
+    # one scenario with imbalance > 0: no summary (a mean of one is that figure)
+    claim = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
+    script = claim.script(TERMINALS)
+    assert "over threadpool" in script and "over static" in script
+    assert "1.3 to graph 1, first 1.5" in script              # the claim's band
+    assert "no work bound: this run records no work_s" in script
+    # chaselev over threadpool: measured, solid, with a significance column
+    first = rows(claim.data.split("\n\n")[0])
+    assert claim.data.startswith("# chaselev over threadpool")
+    assert all(len(r) == 6 for r in first) and {r[0] for r in first} <= {"1", "2"}
+
+
+def test_a_simulated_run_is_dashed_and_named_with_its_model():
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    sim = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    sim.meta = dict(sim.meta, simulated=True, model="box8")
+    for r in sim.results:                  # a simulated run reports the work
+        for e in r.entries:
+            e.counters["work_s"] = 0.001
+    figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+    script = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"].script(TERMINALS)
+    assert '"chaselev simulated (box8)"' in script and "dt 2" in script
+    assert "work bound (work/P)" in script
+
+
+def test_heat_map_cells_are_log2_speedups_with_short_labels():
+    fig = claim_figures()["heatmap_vs_threadpool"]
+    script = fig.script(TERMINALS)
+    assert '"imbalance 1" 0' in script or '"imbalance 1"' in script
+    assert "imbalance 2 = imbalance:2/grain_us:100/submitters:2" in script
+    assert "with image" in script and "matrix" in script
+    assert "Which variant is faster than threadpool" in fig.title
+
+
+def test_short_labels_number_a_workload_only_when_it_has_several():
+    labels, key = plots.short_labels(["fib/n:20", "imbalance/a:1", "imbalance/a:2"])
+    assert labels == {"fib/n:20": "fib", "imbalance/a:1": "imbalance 1",
+                      "imbalance/a:2": "imbalance 2"}
+    assert key == ["imbalance 1 = a:1", "imbalance 2 = a:2"]
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gnuplot"), reason="gnuplot not installed")
+def test_claim_figures_render(tmp_path):
+    from harness.driver import gnuplot
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    manifest = gnuplot.write_plots(data, str(tmp_path), gnuplot.Gnuplot())
+    claim = [e for e in manifest["plots"] if e["kind"] in ("claim", "heatmap")]
+    assert claim and all(e["files"] and not e["error"] for e in claim), claim

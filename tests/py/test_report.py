@@ -36,3 +36,22 @@ def test_a_nan_time_is_reported_not_a_crash(nan_run):
     assert "error: `fib/n:20/real_time` on chaselev with 2 workers: no valid measurement: " \
         "real_time = nan (1 of 3 repetitions; not plotted)" in text
     assert "| fib/n:20 | chaselev | 10.2 ms [10 ms-10.4 ms] | ERROR |" in text
+
+
+def test_report_leads_with_answers_from_the_data(small_run):
+    root, run_dir = small_run
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0, p.stderr
+    text = open(os.path.join(run_dir, "REPORT.md")).read()
+    head = text.split("## The run")[0]
+    assert head.index("## Answers") < head.index("## Overview") if "## Overview" in head else True
+    answers = head.split("## Answers")[1]
+    # one imbalanced scenario (imbalance:2); at 2 workers chaselev is 11.8/10.9 = 1.08x over
+    # threadpool, not significant with 3 repetitions
+    assert "Over `threadpool` at 2 workers, 0 of 1 variant x scenario cells reach 1.3x" in answers
+    assert "the best is chaselev with 1.08x on imbalance=2, grain_us 100, submitters 2 " \
+        "(not significant)" in answers
+    assert "holds on none of the 1 imbalanced scenarios" in answers
+    assert "This run went up to 2 workers (2 usable CPUs)" in answers
+    # the counters of the best variant and of the baseline, from the raw files
+    assert "Why, on imbalance=2" in answers and "chaselev:" in answers and "threadpool:" in answers

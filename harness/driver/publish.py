@@ -1,0 +1,189 @@
+"""`./run.py publish RUN`: prune a run to its lean, published form.
+
+A published run keeps what cannot be regenerated: raw/ (the benchmarks' JSON, files of
+GZIP_MIN_BYTES or more gzip-compressed; every reader accepts `.json.gz`), meta.json,
+plan.json, status.json and REPORT.md; in plots/<run-id>/ it keeps only the figures that
+README.md or REPORT.md embed (`![...](...)`).  Everything else (logs/, results.csv, samples.csv, each
+figure's .dat/.gp/.svg) is dropped: `./run.py plot RUN` and `./run.py report RUN`
+regenerate it.  No file keeps an absolute path of the machine that measured (the roots
+found in the raw files' "executable" and the given root are made relative).
+
+A run measured with uncommitted changes in CODE_PATHS (meta.json `git.code_dirty`), or
+one that predates that record, is refused; `--prune-only` prunes it anyway and leaves
+it marked `"publishable": false`."""
+
+import gzip
+import json
+import os
+import re
+import shutil
+
+from .config import GZIP_MIN_BYTES, PROG, UsageError
+from .files import atomic_write_json, atomic_write_text, glob_json
+from .fmt import now_iso
+from .machine import publishable
+from .rundata import read_meta
+
+# What a run directory may keep (besides raw/): the rest is removed.
+KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md")
+# Files that hold text and are scanned and scrubbed of absolute paths.
+TEXT_SUFFIXES = (".json", ".md", ".csv", ".txt", ".gp", ".dat", ".log", ".svg")
+EMBED = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def measuring_roots(run_dir, extra=()):
+    """The absolute source roots that appear in the raw files: the part of each context's
+    "executable" before /build/ (plus `extra`), longest first."""
+    roots = {os.path.abspath(r) for r in extra if r}
+    for path in glob_json(os.path.join(run_dir, "raw")):
+        try:
+            doc = json.loads(read_text(path))
+        except (OSError, ValueError, EOFError):
+            continue
+        exe = (doc.get("context") or {}).get("executable") if isinstance(doc, dict) else None
+        if isinstance(exe, str) and exe.startswith("/") and "/build" in exe:
+            roots.add(exe[:exe.index("/build")])
+    return sorted((r for r in roots if r not in ("", "/")), key=len, reverse=True)
+
+
+def read_text(path):
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def scrub(text, roots):
+    """text with every `<root>/` made relative and a bare `<root>` replaced by '.'."""
+    for root in roots:
+        text = text.replace(root + "/", "").replace(root, ".")
+    return text
+
+
+def text_files(directory):
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(TEXT_SUFFIXES) or name.endswith(".json.gz"):
+                yield os.path.join(dirpath, name)
+
+
+def absolute_paths(directories, roots):
+    """[(file, root)] for every file under the directories that still names a root."""
+    found = []
+    for directory in directories:
+        if not os.path.isdir(directory):
+            continue
+        for path in text_files(directory):
+            text = read_text(path)
+            found += [(path, r) for r in roots if r in text]
+    return found
+
+
+def write_gz(path, text):
+    """gzip-compress text to path atomically (mtime 0: the same text gives the same bytes)."""
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
+                                               filename="") as f:
+        f.write(text.encode("utf-8"))
+    os.replace(tmp, path)
+
+
+def linked_files(doc_path, plots):
+    """The files under `plots` that the Markdown file doc_path embeds as images (`![..](..)`;
+    absolute paths)."""
+    if not os.path.exists(doc_path):
+        return set()
+    with open(doc_path, encoding="utf-8") as f:
+        text = f.read()
+    base = os.path.dirname(os.path.abspath(doc_path))
+    plots = os.path.abspath(plots)
+    out = set()
+    for target in EMBED.findall(text):
+        path = os.path.normpath(os.path.join(base, target))
+        if path.startswith(plots + os.sep):
+            out.add(path)
+    return out
+
+
+def dir_size(directories):
+    total = 0
+    for directory in directories:
+        for dirpath, _, filenames in os.walk(directory):
+            total += sum(os.path.getsize(os.path.join(dirpath, n)) for n in filenames)
+    return total
+
+
+def publish_run(run_dir, plots, root, prune_only=False):
+    """Prune run_dir (and its plots directory) to the published form; returns a summary
+    dict.  UsageError when the run may not be published and prune_only is False."""
+    meta = read_meta(run_dir)
+    if not meta:
+        raise UsageError(f"{run_dir} has no meta.json: not a run directory")
+    ok, why = publishable(meta.get("git"))
+    if not ok and not prune_only:
+        raise UsageError(f"{os.path.basename(run_dir)} is not publishable: {why}; measure "
+                         "again from a clean checkout (or prune it with --prune-only)")
+    roots = measuring_roots(run_dir, [root])
+    removed = 0
+    # 1. what the raw files regenerate, and the logs
+    for name in sorted(os.listdir(run_dir)):
+        path = os.path.join(run_dir, name)
+        if name == "raw" or name in KEPT_FILES:
+            continue
+        removed += 1
+        shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+    # 2. raw files: relative paths, large ones compressed
+    compressed = 0
+    for path in list(glob_json(os.path.join(run_dir, "raw"))):
+        text = read_text(path)
+        clean = scrub(text, roots)
+        if path.endswith(".gz"):
+            if clean != text:
+                write_gz(path, clean)
+        elif len(clean.encode("utf-8")) >= GZIP_MIN_BYTES:
+            write_gz(path + ".gz", clean)
+            os.unlink(path)
+            compressed += 1
+        elif clean != text:
+            atomic_write_text(path, clean)
+    # 3. the figures: only those the README or the report link to
+    keep = set()
+    for doc in (os.path.join(root, "README.md"), os.path.join(run_dir, "REPORT.md")):
+        keep |= linked_files(doc, plots)
+    if os.path.isdir(plots):
+        for dirpath, _, filenames in os.walk(plots):
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                if os.path.abspath(path) not in keep:
+                    os.unlink(path)
+                    removed += 1
+    # 4. the records: no absolute path; the publishable flag and when
+    for name in KEPT_FILES:
+        path = os.path.join(run_dir, name)
+        if os.path.exists(path) and name != "meta.json":
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            if scrub(text, roots) != text:
+                atomic_write_text(path, scrub(text, roots))
+    meta = json.loads(scrub(json.dumps(meta), roots))
+    meta["publishable"] = ok
+    meta["published"] = now_iso() if ok else None
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    left = absolute_paths([run_dir, plots], roots)
+    if left:
+        raise UsageError(f"{left[0][0]} still names {left[0][1]}")
+    return dict(publishable=ok, why=why, compressed=compressed, removed=removed,
+                bytes=dir_size([run_dir, plots]), roots=len(roots))
+
+
+def cmd_publish(args, resolve_run, plots_dir):
+    run_dir = resolve_run(args.run, args.root)
+    plots = plots_dir(args.root, os.path.basename(os.path.normpath(run_dir)))
+    summary = publish_run(run_dir, plots, args.root, args.prune_only)
+    state = "published" if summary["publishable"] else f"pruned, NOT publishable ({summary['why']})"
+    print(f"{PROG}: {os.path.relpath(run_dir)}: {state}; {summary['compressed']} raw file(s) "
+          f"compressed, {summary['removed']} file(s) removed; run + plots now "
+          f"{summary['bytes'] / 1e6:.2f} MB")
+    return 0

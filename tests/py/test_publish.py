@@ -1,0 +1,109 @@
+"""./run.py publish: the lean form of a run (raw JSON, compressed when large, meta, plan,
+status, REPORT.md, the embedded figures), no absolute path of the measuring machine in
+any file, and the publishable flag (a dirty tree or an old run is refused)."""
+import glob
+import gzip
+import json
+import os
+
+from harness.driver import publish, rundata
+
+from conftest import cli
+
+
+def sweep(root):
+    p = cli("run", "--root", root, "--workers", "1,2", "--workloads", "fib", "--no-plot",
+            "--quiet", "--variants", "chaselev,threadpool")
+    assert p.returncode == 0, p.stderr
+    (run_dir,) = glob.glob(os.path.join(root, "results", "*"))
+    return run_dir, p.stderr
+
+
+def all_text(directory):
+    for path in publish.text_files(directory):
+        yield path, publish.read_text(path)
+
+
+def mark_clean(run_dir):
+    """meta.json as a run from a clean checkout records it."""
+    path = os.path.join(run_dir, "meta.json")
+    meta = json.load(open(path))
+    meta["git"] = dict(rev="0" * 40, dirty=False, code_dirty=[], code_paths=["asm"])
+    json.dump(meta, open(path, "w"))
+
+
+def test_a_run_outside_git_is_not_publishable_and_publish_refuses_it(fake_root):
+    run_dir, err = sweep(fake_root)
+    assert "will not be publishable" in err
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    assert meta["publishable"] is False and meta["git"]["code_dirty"] is None
+    p = cli("publish", "--root", fake_root, os.path.basename(run_dir))
+    assert p.returncode == 2 and "not publishable" in p.stderr
+    assert os.path.isdir(os.path.join(run_dir, "logs"))      # refused: nothing pruned
+
+
+def test_publish_prunes_compresses_and_leaves_no_absolute_path(fake_root, monkeypatch):
+    run_dir, _ = sweep(fake_root)
+    mark_clean(run_dir)
+    # the bench ran as ./build/<v>/bench: no absolute path even before publishing
+    assert not any(fake_root in text for path, text in all_text(os.path.join(run_dir, "raw")))
+    # a raw file written by an older driver names the binary by its absolute path
+    (raw,) = glob.glob(os.path.join(run_dir, "raw", "chaselev", "workers-1", "fib.json"))
+    doc = json.load(open(raw))
+    doc["context"]["executable"] = os.path.join(fake_root, "build", "chaselev", "bench")
+    json.dump(doc, open(raw, "w"))
+    plots = os.path.join(fake_root, "plots", os.path.basename(run_dir))
+    os.makedirs(plots)
+    for name in ("kept.png", "dropped.png", "kept.dat"):
+        open(os.path.join(plots, name), "w").write(f"figure in {fake_root}\n" * (name == "kept.dat"))
+    with open(os.path.join(run_dir, "REPORT.md"), "w") as f:
+        f.write(f"# run in {fake_root}/results\n![a](../../plots/{os.path.basename(run_dir)}/kept.png)"
+                f" [b](../../plots/{os.path.basename(run_dir)}/dropped.png)\n")
+    before = rundata.load_run(run_dir)
+    monkeypatch.setattr(publish, "GZIP_MIN_BYTES", 600)
+    summary = publish.publish_run(run_dir, plots, fake_root)
+    assert summary["publishable"] and summary["compressed"] > 0
+    assert sorted(os.listdir(run_dir)) == ["REPORT.md", "meta.json", "plan.json", "raw",
+                                           "status.json"]
+    assert os.listdir(plots) == ["kept.png"]
+    assert glob.glob(os.path.join(run_dir, "raw", "**", "*.json.gz"), recursive=True)
+    for path, text in all_text(run_dir):
+        assert fake_root not in text, path
+    assert json.loads(gzip.open(raw + ".gz", "rt").read() if os.path.exists(raw + ".gz")
+                      else open(raw).read())["context"]["executable"] == "build/chaselev/bench"
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    assert meta["publishable"] is True and meta["published"]
+    # every reader takes the compressed files: the same results, and resume reruns nothing
+    after = rundata.load_run(run_dir)
+    assert [(r.variant, r.workers, r.benchmark, r.summary()) for r in after.results] == \
+        [(r.variant, r.workers, r.benchmark, r.summary()) for r in before.results]
+    p = cli("run", "--root", fake_root, "--resume", run_dir, "--no-plot", "--quiet")
+    assert p.returncode == 0 and "already done" in p.stderr, p.stderr
+    p = cli("report", "--root", fake_root, "--no-plot", "--csv", run_dir)
+    assert p.returncode == 0, p.stderr
+    assert os.path.exists(os.path.join(run_dir, "results.csv"))
+
+
+def test_prune_only_keeps_the_run_marked_not_publishable(fake_root):
+    run_dir, _ = sweep(fake_root)
+    p = cli("publish", "--root", fake_root, "--prune-only", os.path.basename(run_dir))
+    assert p.returncode == 0, p.stderr
+    assert "NOT publishable" in p.stdout
+    assert not os.path.exists(os.path.join(run_dir, "logs"))
+    assert json.load(open(os.path.join(run_dir, "meta.json")))["publishable"] is False
+
+
+def test_a_dirty_code_tree_is_named_in_the_refusal():
+    ok, why = publish.publishable(dict(rev="abc", code_dirty=[" M common/sched.c"]))
+    assert not ok and "common/sched.c" in why
+    ok, why = publish.publishable(dict(rev="abc", dirty=True))
+    assert not ok and "predates" in why
+    assert publish.publishable(dict(rev="abc", code_dirty=[]))[0]
+
+
+def test_run_publish_refuses_a_run_outside_git_after_measuring(fake_root):
+    p = cli("run", "--root", fake_root, "--workers", "1", "--workloads", "fib", "--no-plot",
+            "--quiet", "--variants", "chaselev", "--publish")
+    assert p.returncode == 2 and "not publishable" in p.stderr, p.stderr
+    (run_dir,) = glob.glob(os.path.join(fake_root, "results", "*"))
+    assert os.path.isdir(os.path.join(run_dir, "logs"))     # measured, kept whole

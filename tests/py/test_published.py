@@ -1,0 +1,61 @@
+"""The run README.md presents (the results/<id> it links) was measured at the code now in
+asm/ common/ variants/ workloads/ harness/: its recorded git revision has the same trees
+of those paths as HEAD, from a clean tree (meta.json "publishable").  A run that predates
+that record is skipped with the reason, until it is republished (issue 14)."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from harness.driver.config import CODE_PATHS
+from harness.driver.machine import publishable
+from harness.driver.publish import absolute_paths, measuring_roots
+
+from conftest import ROOT
+
+
+def readme_runs():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    ids = []
+    for run_id in re.findall(r"\(results/([^/)\s]+)/", text):
+        if run_id not in ids and os.path.exists(os.path.join(ROOT, "results", run_id, "meta.json")):
+            ids.append(run_id)
+    return ids
+
+
+def tree(rev, path):
+    p = subprocess.run(["git", "-C", ROOT, "rev-parse", f"{rev}:{path}"], capture_output=True,
+                       text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def test_readme_links_a_run():
+    assert readme_runs(), "README.md links no results/<run-id>/ with a meta.json"
+
+
+@pytest.mark.parametrize("run_id", readme_runs())
+def test_the_presented_run_measured_the_current_code(run_id):
+    if tree("HEAD", "common") is None:
+        pytest.skip("not a git checkout: cannot compare the code")
+    with open(os.path.join(ROOT, "results", run_id, "meta.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    git = meta.get("git") or {}
+    if "code_dirty" not in git:
+        pytest.skip(f"results/{run_id} predates the record of the code's state (meta.json "
+                    "git.code_dirty): NOT CHECKED; republish it (./run.py run, then "
+                    "./run.py publish) and this test checks it")
+    run_dir = os.path.join(ROOT, "results", run_id)
+    left = absolute_paths([run_dir, os.path.join(ROOT, "plots", run_id)],
+                          measuring_roots(run_dir, [ROOT]))
+    assert not left, f"{left[0][0]} names the absolute path {left[0][1]}: ./run.py publish {run_id}"
+    ok, why = publishable(git)
+    assert ok and meta.get("publishable"), f"results/{run_id}: {why or 'not marked publishable'}"
+    rev = git["rev"]
+    if tree(rev, "common") is None:
+        pytest.skip(f"revision {rev} of results/{run_id} is not in this clone (shallow?)")
+    changed = [p for p in CODE_PATHS if tree(rev, p) != tree("HEAD", p)]
+    assert not changed, (f"results/{run_id} was measured at {rev[:12]}; the code in "
+                         f"{', '.join(changed)} has changed since: republish")
