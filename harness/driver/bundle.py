@@ -1,7 +1,12 @@
-"""`make bundle`: one archive that measures on another x86-64 Linux without a compiler,
+"""`make bundle`: one archive that measures on another Linux machine without a compiler,
 root or -dev packages.
 
     python3 -m harness.driver.bundle --build build-bundle --out build/schedbench-bundle-x86_64.tar.gz
+
+The aarch64 flavour (`make bundle ARCH=aarch64`: --arch aarch64 --no-references, and
+--ldd naming the aarch64 loader's --list under qemu-user, since the host's ldd cannot
+read an aarch64 binary) holds the variants' benches only: the reference rows are not
+built for aarch64.
 
 The binaries come from a build whose links carry an rpath of $ORIGIN/../lib and
 $ORIGIN/../../lib (`make BUNDLE=1`, as a DT_RPATH so that it also serves the libraries'
@@ -46,9 +51,10 @@ def make_list(root, target):
     return [line.strip() for line in out.splitlines() if line.strip()]
 
 
-def shared_libraries(binary):
-    """The paths ldd resolves for binary, less the C library's own."""
-    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+def shared_libraries(binary, ldd=("ldd",)):
+    """The paths ldd (or the command given, which prints the same) resolves for binary,
+    less the C library's own."""
+    out = subprocess.run(list(ldd) + [binary], capture_output=True, text=True, check=True).stdout
     libs = []
     for line in out.splitlines():
         m = re.match(r"\s*(\S+)\s+=>\s+(/\S+)", line)
@@ -64,10 +70,10 @@ def has_origin_rpath(binary):
     return "$ORIGIN/../lib" in out
 
 
-def stage(root, build, dest):
+def stage(root, build, dest, arch="x86_64", ldd=("ldd",), references=True, compiler=None):
     """Lay the bundle out in dest (a new directory); returns the marker's record."""
     variants = make_list(root, "list-variants")
-    references = make_list(root, "list-references")
+    references = make_list(root, "list-references") if references else []
     workloads = make_list(root, "list-workloads")
     binaries = [(os.path.join(build, v, "bench"), os.path.join("build", v, "bench"))
                 for v in variants]
@@ -81,7 +87,7 @@ def stage(root, build, dest):
             raise SystemExit(f"{PROG}: bundle: {src} has no $ORIGIN rpath (build it with BUNDLE=1)")
         os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
         shutil.copy2(src, os.path.join(dest, rel))
-        for name, path in shared_libraries(src):
+        for name, path in shared_libraries(src, ldd):
             libs[name] = path
     os.makedirs(os.path.join(dest, "build", "lib"))
     for name, path in sorted(libs.items()):
@@ -99,8 +105,8 @@ def stage(root, build, dest):
     shutil.copytree(os.path.join(root, "harness", "machines"), os.path.join(dest, "harness", "machines"))
     for d in ("results", "plots"):
         os.makedirs(os.path.join(dest, d))
-    marker = dict(variants=variants, references=references, workloads=workloads,
-                  git=git_info(root), compiler=compiler_version(), libraries=sorted(libs),
+    marker = dict(arch=arch, variants=variants, references=references, workloads=workloads,
+                  git=git_info(root), compiler=compiler or compiler_version(), libraries=sorted(libs),
                   code_paths=list(CODE_PATHS))
     with open(os.path.join(dest, BUNDLE_MARKER), "w", encoding="utf-8") as f:
         json.dump(marker, f, indent=2, sort_keys=True)
@@ -108,11 +114,11 @@ def stage(root, build, dest):
     return marker
 
 
-def write_bundle(root, build, out):
+def write_bundle(root, build, out, **how):
     with tempfile.TemporaryDirectory() as tmp:
         dest = os.path.join(tmp, NAME)
         os.makedirs(dest)
-        marker = stage(root, build, dest)
+        marker = stage(root, build, dest, **how)
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         part = out + ".part"
         with tarfile.open(part, "w:gz") as tar:
@@ -126,8 +132,14 @@ def main(argv=None):
     p.add_argument("--root", default=os.getcwd())
     p.add_argument("--build", required=True, help="the BUNDLE=1 build directory")
     p.add_argument("--out", required=True, help="the archive (.tar.gz)")
+    p.add_argument("--arch", default=os.uname().machine, help="what the binaries run on")
+    p.add_argument("--ldd", default="ldd", help="the command that lists a binary's libraries")
+    p.add_argument("--no-references", action="store_true", help="the variants' benches only")
+    p.add_argument("--compiler", help="the compiler's version line (default: the host cc's)")
     args = p.parse_args(argv)
-    marker = write_bundle(os.path.abspath(args.root), os.path.join(args.root, args.build), args.out)
+    marker = write_bundle(os.path.abspath(args.root), os.path.join(args.root, args.build), args.out,
+                          arch=args.arch, ldd=args.ldd.split(), references=not args.no_references,
+                          compiler=args.compiler)
     size = os.path.getsize(args.out)
     print(f"{PROG}: bundle {args.out}: {len(marker['variants'])} variants, "
           f"{len(marker['references'])} references, {len(marker['libraries'])} shared "
