@@ -85,7 +85,10 @@ WARN     := -Wall -Wextra -Werror
 # A frame larger than a stack's guard page could jump it and land in the stack below:
 # where the compiler can, it probes every page of a large frame (README: Stacks).  A
 # compile probe decides, so a compiler without the flag still builds.
-CLASH    := $(shell echo 'int x;' | $(CC) -fstack-clash-protection -Werror -x c -c - -o /dev/null 2>/dev/null && echo -fstack-clash-protection)
+# On aarch64, gcc assumes a 64 KiB guard unless told the real one (4 KiB: 2^12), and
+# would probe only every 64 KiB.  SB_STACK_CLASH_PROTECTION tells the tests it is on.
+CLASH_FLAGS := -fstack-clash-protection $(if $(filter aarch64,$(ARCH)),--param stack-clash-protection-guard-size=12)
+CLASH    := $(shell echo 'int x;' | $(CC) $(CLASH_FLAGS) -Werror -x c -c - -o /dev/null 2>/dev/null && echo $(CLASH_FLAGS) -DSB_STACK_CLASH_PROTECTION)
 CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness
 CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
