@@ -86,7 +86,9 @@ int bthread_join(bthread_t tid, void **ret);
 bthread_t bthread_self(void); /* 0 outside a bthread */
 int bthread_equal(bthread_t t1, bthread_t t2);
 void bthread_exit(void *retval) __attribute__((__noreturn__));
-/* From a bthread: requeue the caller and run another task.  From a pthread: sched_yield. */
+/* From a bthread: requeue the caller and run another task that is ready on its worker;
+ * with none, return at once (every 64th such call first tries to steal one).  From a
+ * pthread: sched_yield. */
 int bthread_yield(void);
 /* Any length: from a bthread the deadline saturates (2^63 us and up sleep until
  * interrupted); from a pthread it is a nanosleep (-1 with errno EINTR on a signal). */

@@ -485,6 +485,7 @@ struct worker {
     task_t *inline_next;             /* a task for the main loop to run on its stack */
     uint64_t rng;
     unsigned tick;
+    unsigned yield_tick; /* yields that found nothing ready here (bthread_yield) */
     int index;
     struct free_cache free_slots;
     void *main_lo;                   /* the pthread stack (sanitizer bookkeeping) */
@@ -632,25 +633,28 @@ static void make_ready(worker_t *w, task_t *t, bool signal)
         return;
     }
 #endif
-    struct unsignalled *u = signal ? NULL : unsignalled_now();
+    struct unsignalled *u = NULL;
     worker_t *target;
-    if (!w) {
-        target = u && u->n && u->target ? u->target : REMOTE_TARGET();
-        remote_push(target, t);
-    } else {
+    if (w) {
         target = SPAWN_TARGET(w);
         if (target != w)
             remote_push(target, t);
         else if (!RQ_PUSH(w, t))
             spill(w, t);
+    } else {
+        u = signal ? NULL : unsignalled_now();
+        target = u && u->n && u->target ? u->target : REMOTE_TARGET();
+        remote_push(target, t);
     }
     if (signal) {
         IDLE_WAKE(STEALING ? NULL : target);
         /* as brpc: a signalled start also signals the unsignalled ones before it */
-        if (tls_unsignalled.n)
+        if (__builtin_expect(tls_unsignalled.n != 0, 0))
             flush_unsignalled(unsignalled_now());
         return;
     }
+    if (!u)
+        u = unsignalled_now();
     /* without stealing only `target` can run it: another target's tasks get their
      * wake-up now, so one record per thread suffices */
     if (u->n && u->target != target && (!STEALING || !w))
@@ -876,7 +880,9 @@ static void sched_to(worker_t *w, task_t *next, bool dying)
             return;
         }
     }
-    cur->saved_errno = errno;
+    /* this thread's errno, read before the switch: the plain (foldable) accessor will do;
+     * after it, the thread may be another, and `errno` is bthread.h's non-foldable one */
+    cur->saved_errno = *__errno_location();
     w->cur = next;
     switched_in(w, next);
     STAT_INC(w, switches);
@@ -888,9 +894,8 @@ static void sched_to(worker_t *w, task_t *next, bool dying)
 }
 
 /* The next context for w: a task if one is ready, else the main loop (which idles). */
-static task_t *next_or_main(worker_t *w)
+static task_t *switch_target(worker_t *w, task_t *t)
 {
-    task_t *t = find_work(w);
     if (!t)
         return &w->main_task;
     if (t->stack_type == BTHREAD_STACKTYPE_PTHREAD) { /* runs on the main stack */
@@ -898,6 +903,11 @@ static task_t *next_or_main(worker_t *w)
         return &w->main_task;
     }
     return t;
+}
+
+static task_t *next_or_main(worker_t *w)
+{
+    return switch_target(w, find_work(w));
 }
 
 /* Everything that ends a task except leaving its stack.  Returns the worker it ends on:
@@ -1087,7 +1097,7 @@ static task_t *steal_round(worker_t *w)
  * REMOTE_FIRST_EVERY-th time: bounded starvation of submitted work under LIFO), then
  * other workers' (steal_round). */
 #define REMOTE_FIRST_EVERY 64u /* a power of two */
-static task_t *find_work(worker_t *w)
+static task_t *find_local(worker_t *w)
 {
     task_t *t;
     if ((++w->tick & (REMOTE_FIRST_EVERY - 1)) == 0 && (t = remote_pop_own(w)))
@@ -1098,9 +1108,13 @@ static task_t *find_work(worker_t *w)
         return t;
     if ((t = RQ_POP(w)))
         return t;
-    if ((t = remote_pop_own(w)))
-        return t;
-    return steal_round(w);
+    return remote_pop_own(w);
+}
+
+static task_t *find_work(worker_t *w)
+{
+    task_t *t = find_local(w);
+    return t ? t : steal_round(w);
 }
 
 static void run_on_main_stack(worker_t *w, task_t *t);
@@ -1330,13 +1344,30 @@ static void yield_remained(void *arg)
         remote_push(w, arg);
 }
 
+/* A yield switches only to a task that is ready here (runnext, run queue, own remote
+ * queue).  With nothing ready here the caller is the only task this worker has, and it
+ * goes on at once: no switch, and no steal that would drag another worker's task (its
+ * owner is mid-yield, busy, not idle) across cores for each round of two bthreads
+ * yielding on two workers.  Every YIELD_STEAL_EVERY-th such yield still tries a steal
+ * round, so a bthread that yields while it waits for work queued elsewhere (its owner
+ * busy in a long task) lets that work run here within a bounded number of yields. */
+#define YIELD_STEAL_EVERY 64u /* a power of two */
 int bthread_yield(void)
 {
-    if (!core_current_suspendable()) {
+    task_t *cur = core_current_suspendable();
+    if (!cur) {
         sched_yield();
         return 0;
     }
-    core_suspend(yield_remained, core_current());
+    worker_t *w = tls_worker;
+    task_t *next = find_local(w);
+    if (!next && (++w->yield_tick & (YIELD_STEAL_EVERY - 1)) == 0)
+        next = steal_round(w);
+    if (!next)
+        return 0;
+    w->remained = yield_remained;
+    w->remained_arg = cur;
+    sched_to(w, switch_target(w, next), false);
     return 0;
 }
 
@@ -1459,17 +1490,23 @@ fail:
     return ENOMEM;
 }
 
-int core_ensure_started(void)
+/* The slow path of core_ensure_started, out of line: inlined, its register saves
+ * would be paid by every call (gcc does not shrink-wrap them off the fast path; that
+ * cost fib and spawn about 6 instructions per task). */
+static __attribute__((noinline, cold)) int start_slow(void)
 {
-    /* acquire: pairs with the release in start_locked */
-    if (atomic_load_explicit(&ctl.running, memory_order_acquire))
-        return 0;
     pthread_mutex_lock(&ctl.lock);
     int rc = 0;
     if (!atomic_load_explicit(&ctl.running, memory_order_relaxed) && (rc = start_locked()) != 0)
         fprintf(stderr, "schedbench: cannot start the scheduler: %s\n", strerror(rc));
     pthread_mutex_unlock(&ctl.lock);
     return rc;
+}
+
+int core_ensure_started(void)
+{
+    /* acquire: pairs with the release in start_locked */
+    return atomic_load_explicit(&ctl.running, memory_order_acquire) ? 0 : start_slow();
 }
 
 int bthread_getconcurrency(void)

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -182,6 +183,72 @@ Test(sched, each_bthread_keeps_its_errno_across_yields, .timeout = 60)
     for (int i = 0; i < 8; i++)
         bthread_join(t[i], NULL);
     cr_assert_eq(atomic_load(&counter), 8 * 20000, "an errno leaked between bthreads");
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* A bthread that yields while it waits for a task queued on a busy worker must let that
+ * task run: a yield that finds nothing ready on its own worker still tries a steal now
+ * and then (bthread_yield).  `blocker` starts `yielder`, waits (without yielding) until
+ * another worker runs it, then queues `releaser` behind itself and spins until it ran:
+ * only the yielder's worker can run it. */
+static _Atomic int yielder_running, released, blocker_result;
+
+static bool spin_until(_Atomic int *flag, double seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!atomic_load(flag)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > seconds)
+            return false;
+    }
+    return true;
+}
+
+static void *releaser(void *arg)
+{
+    (void)arg;
+    atomic_store(&released, 1);
+    return NULL;
+}
+
+static void *yielder(void *arg)
+{
+    (void)arg;
+    atomic_store(&yielder_running, 1);
+    while (!atomic_load(&released))
+        bthread_yield();
+    return NULL;
+}
+
+static void *blocker(void *arg)
+{
+    bthread_t *ids = arg;
+    bthread_start_background(&ids[0], NULL, yielder, NULL);
+    if (!spin_until(&yielder_running, 20)) {
+        atomic_store(&blocker_result, 1);
+        return NULL;
+    }
+    bthread_start_background(&ids[1], NULL, releaser, NULL);
+    atomic_store(&blocker_result, spin_until(&released, 20) ? 0 : 2);
+    return NULL;
+}
+
+Test(sched, a_yielding_bthread_lets_work_queued_on_a_busy_worker_run, .timeout = 60)
+{
+    const char *v = bthread_variant_name();
+    if (!strcmp(v, "static") || !strcmp(v, "affinity"))
+        cr_skip_test("%s never moves a task to another worker", v);
+    set_workers(2);
+    bthread_t b, ids[2];
+    atomic_store(&blocker_result, -1);
+    cr_assert_eq(bthread_start_background(&b, NULL, blocker, ids), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    int rc = atomic_load(&blocker_result);
+    cr_assert_eq(rc, 0, "%s", rc == 1 ? "the yielder never started on the other worker"
+                                      : "the task queued behind the blocker never ran");
+    bthread_join(ids[0], NULL);
+    bthread_join(ids[1], NULL);
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
