@@ -12,10 +12,9 @@
  *                 the harness runs; not for measurement).
  *
  * What is the variant's own, and only that, is here: starting its workers, its counters
- * (bthread_get_stats, summed over the workers: steals, steal_attempts, stolen_tasks,
- * parks, switches, wakeups, remote_pops, remote_takes, remote_pushes, woken, flushes,
- * flushed_tasks, elastic_parks, elastic_wakes; and the ratios tasks_per_remote_take,
- * tasks_per_flush, wakeups_per_task (woken per item)) and its topology line and worker placement
+ * (sched_stats.h: bthread_get_stats summed over the workers; and the ratios
+ * tasks_per_remote_take, tasks_per_flush, wakeups_per_task (woken per item)) and its
+ * topology line and worker placement
  * (bthread_describe_topology, bthread_worker_placement).  Only the public API
  * (bthread.h): this file is compiled once and linked with every variant's library.
  */
@@ -25,54 +24,14 @@
 
 #include "bthread.h"
 #include "driver.h"
+#include "sched_stats.h"
 
-enum { ST_STEALS, ST_ATTEMPTS, ST_STOLEN, ST_PARKS, ST_SWITCHES, ST_WAKEUPS, ST_REMOTE,
-       ST_TAKES, ST_PUSHES, ST_WOKEN, ST_FLUSHES, ST_FLUSHED, ST_EPARKS, ST_EWAKES, ST_N };
-static const char *const stat_names[ST_N] = {
-    "steals",       "steal_attempts", "stolen_tasks", "parks",         "switches",
-    "wakeups",      "remote_pops",    "remote_takes", "remote_pushes", "woken",
-    "flushes",      "flushed_tasks",  "elastic_parks", "elastic_wakes"};
 static const struct drv_ratio ratios[] = {
-    {"tasks_per_remote_take", ST_REMOTE, ST_TAKES},
-    {"tasks_per_flush", ST_FLUSHED, ST_FLUSHES},
-    {"wakeups_per_task", ST_WOKEN, DRV_ITEMS},
+    {"tasks_per_remote_take", ST_remote_pops, ST_remote_takes},
+    {"tasks_per_flush", ST_flushed_tasks, ST_flushes},
+    {"wakeups_per_task", ST_woken, DRV_ITEMS},
     {NULL, 0, 0},
 };
-
-/* The counters above summed over all workers (zeros while the scheduler is stopped). */
-static void stats_sum(double *sum)
-{
-    static bthread_worker_stats_t *buf;
-    static int cap;
-    int n;
-    while ((n = bthread_get_stats(buf, cap)) > cap) {
-        free(buf);
-        cap = n;
-        buf = malloc((size_t)cap * sizeof *buf);
-        if (!buf) {
-            cap = 0;
-            n = 0;
-            break;
-        }
-    }
-    memset(sum, 0, ST_N * sizeof sum[0]);
-    for (int i = 0; i < n; i++) {
-        sum[ST_STEALS] += (double)buf[i].steals;
-        sum[ST_ATTEMPTS] += (double)buf[i].steal_attempts;
-        sum[ST_STOLEN] += (double)buf[i].stolen_tasks;
-        sum[ST_PARKS] += (double)buf[i].parks;
-        sum[ST_SWITCHES] += (double)buf[i].switches;
-        sum[ST_WAKEUPS] += (double)buf[i].wakeups;
-        sum[ST_REMOTE] += (double)buf[i].remote_pops;
-        sum[ST_TAKES] += (double)buf[i].remote_takes;
-        sum[ST_PUSHES] += (double)buf[i].remote_pushes;
-        sum[ST_WOKEN] += (double)buf[i].woken;
-        sum[ST_FLUSHES] += (double)buf[i].flushes;
-        sum[ST_FLUSHED] += (double)buf[i].flushed_tasks;
-        sum[ST_EPARKS] += (double)buf[i].elastic_parks;
-        sum[ST_EWAKES] += (double)buf[i].elastic_wakes;
-    }
-}
 
 static void *noop(void *arg) { return arg; }
 
@@ -105,8 +64,8 @@ int main(int argc, char **argv)
         .describe_topology = bthread_describe_topology,
         .placement = bthread_worker_placement,
         .nstats = ST_N,
-        .stat_names = stat_names,
-        .stats = stats_sum,
+        .stat_names = sched_stat_names,
+        .stats = sched_stats_sum,
         .ratios = ratios,
     };
     return drv_main(argc, argv, &rt);

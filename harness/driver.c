@@ -66,7 +66,7 @@ static void sums_add(counter_sums_t *s, const wl_run_t *r)
 }
 
 /* The most scheduler counters a runtime may report. */
-#define STATS_MAX 16
+#define STATS_MAX 24
 
 static double process_cpu_s(void) { return (double)sb_clock_ns(CLOCK_PROCESS_CPUTIME_ID) * 1e-9; }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "bthread.h"
+#include "sched_stats.h"
 #include "sim_engine.h"
 #include "workload.h"
 
@@ -58,27 +59,6 @@ static long parse_long(const char *s, const char *what)
     if (errno || end == s || *end)
         usage_exit("%s is not an integer", what);
     return v;
-}
-
-enum { ST_STEALS, ST_ATTEMPTS, ST_STOLEN, ST_PARKS, ST_SWITCHES, ST_WAKEUPS, ST_REMOTE, ST_TASKS, ST_N };
-static const char *const stat_names[ST_N] = {"steals",   "steal_attempts", "stolen_tasks", "parks",
-                                             "switches", "wakeups",        "remote_pops",  "tasks_run"};
-
-static void stats_sum(double sum[ST_N])
-{
-    bthread_worker_stats_t buf[BTHREAD_MAX_CONCURRENCY];
-    int n = bthread_get_stats(buf, BTHREAD_MAX_CONCURRENCY);
-    memset(sum, 0, ST_N * sizeof sum[0]);
-    for (int i = 0; i < n; i++) {
-        sum[ST_STEALS] += (double)buf[i].steals;
-        sum[ST_ATTEMPTS] += (double)buf[i].steal_attempts;
-        sum[ST_STOLEN] += (double)buf[i].stolen_tasks;
-        sum[ST_PARKS] += (double)buf[i].parks;
-        sum[ST_SWITCHES] += (double)buf[i].switches;
-        sum[ST_WAKEUPS] += (double)buf[i].wakeups;
-        sum[ST_REMOTE] += (double)buf[i].remote_pops;
-        sum[ST_TASKS] += (double)buf[i].tasks_run;
-    }
 }
 
 typedef struct rep {
@@ -132,7 +112,7 @@ static void *simulated_main(void *unused)
     for (int i = 0; i < opt.reps && !failed; i++) {
         rep_t *p = &reps[i];
         double s0[ST_N], s1[ST_N];
-        stats_sum(s0);
+        sched_stats_sum(s0);
         uint64_t busy0 = sim_busy_ps(), work0 = sim_stats.work_ps, t0 = sim_now_ps();
         double m0 = thread_cpu_ns();
         if (!one_run(&p->run)) {
@@ -144,7 +124,7 @@ static void *simulated_main(void *unused)
         p->real_ns = (double)(t1 - t0) / 1e3;
         p->cpu_ns = (double)(sim_busy_ps() - busy0) / 1e3;
         p->work_ns = (double)(sim_stats.work_ps - work0) / 1e3;
-        stats_sum(s1);
+        sched_stats_sum(s1);
         for (int k = 0; k < ST_N; k++)
             p->st[k] = s1[k] - s0[k];
     }
@@ -220,7 +200,7 @@ static void write_json(FILE *f)
                 p->real_ns / 1e6, p->main_cpu_ns / 1e6);
         fprintf(f, "      \"items_per_second\": %.9g,\n", p->run.items / (p->real_ns / 1e9));
         for (int k = 0; k < ST_N; k++)
-            fprintf(f, "      \"%s\": %.17g,\n", stat_names[k], p->st[k]);
+            fprintf(f, "      \"%s\": %.17g,\n", sched_stat_names[k], p->st[k]);
         for (int k = 0; k < p->run.ncounters; k++)
             fprintf(f, "      \"%s\": %.17g,\n", p->run.counters[k].name, p->run.counters[k].value);
         fprintf(f, "      \"items\": %.17g,\n", p->run.items);
