@@ -80,8 +80,8 @@ int bthread_start_background(bthread_t *tid, const bthread_attr_t *attr,
  * and when the scheduler is not running (it does not start it). */
 void bthread_flush(void);
 /* Wait for tid to finish.  EINVAL for 0, for an id never handed out, and for joining
- * yourself; a finished (stale) id returns 0 at once.  *ret gets fn's return value while
- * the id is fresh, NULL when it was already stale. */
+ * yourself; a finished (stale) id returns 0 at once.  As in brpc, return values are not
+ * kept: *ret (when ret is not NULL) is set to NULL. */
 int bthread_join(bthread_t tid, void **ret);
 bthread_t bthread_self(void); /* 0 outside a bthread */
 int bthread_equal(bthread_t t1, bthread_t t2);

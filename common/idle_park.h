@@ -109,13 +109,19 @@ static inline void park_teardown(void)
  * ends it cost (two futex calls and two context switches).  A worker that runs dry
  * while a submitter keeps bringing tasks finds the next one without parking, and the
  * submitter then finds nobody to wake. */
+/* Both overridable for experiments: make EXTRA_CFLAGS='-DPARK_SEARCH_ROUNDS=N ...'. */
+#ifndef PARK_SEARCH_ROUNDS
 #define PARK_SEARCH_ROUNDS 16
+#endif
+#ifndef PARK_SEARCH_FIRST
+#define PARK_SEARCH_FIRST 8 /* pauses before the first search */
+#endif
 
 /* Unannounced searching before parking: see above. */
 static inline task_t *park_search(worker_t *w)
 {
     for (unsigned i = 0; i < PARK_SEARCH_ROUNDS; i++) {
-        for (unsigned k = 0; k < (8u << (i < 4 ? i : 4)); k++)
+        for (unsigned k = 0; k < ((unsigned)PARK_SEARCH_FIRST << (i < 4 ? i : 4)); k++)
             cpu_relax();
         task_t *t = find_work(w);
         if (t || core_stopping())

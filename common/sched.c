@@ -560,7 +560,12 @@ static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remot
 static __thread unsigned tls_submit_rr;
 static inline __attribute__((unused)) worker_t *remote_target_rr(void)
 {
-    return &ctl.workers[tls_submit_rr++ % (unsigned)worker_count()];
+    /* a compare, not `%`: no division per task on the submitter */
+    unsigned n = (unsigned)worker_count(), i = tls_submit_rr;
+    if (i >= n)
+        i = 0;
+    tls_submit_rr = i + 1;
+    return &ctl.workers[i];
 }
 
 /* Tasks this thread made ready without a wake-up (BTHREAD_NOSIGNAL), for
