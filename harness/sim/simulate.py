@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import time
 
+from harness.driver.machine import git_info
 from harness.sim import model as modelmod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -85,14 +86,6 @@ def _write_json(path, doc):
         json.dump(doc, f, indent=2)
         f.write("\n")
     os.replace(tmp, path)
-
-
-def _git_rev():
-    try:
-        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
-                              capture_output=True, text=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def run_point(point, run_dir, flat, reps, seed):
@@ -194,7 +187,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
             "topology": "simulated: synthetic " + m["topology"]["synthetic"],
             "cpu_model": "simulated " + m["name"], "started": started.isoformat(timespec="seconds"),
             "finished": datetime.datetime.now().isoformat(timespec="seconds"),
-            "command": command, "git": {"rev": _git_rev()}, "variants": variants,
+            "command": command, "git": git_info(ROOT), "variants": variants,
             "references": [], "workloads": sorted(chosen), "bench_context": ctx}
     _write_json(os.path.join(run_dir, "meta.json"), meta)
     report(run_dir)
