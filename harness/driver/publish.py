@@ -2,8 +2,9 @@
 
 A published run keeps what cannot be regenerated: raw/ (the benchmarks' JSON, files of
 GZIP_MIN_BYTES or more gzip-compressed; every reader accepts `.json.gz`), meta.json,
-plan.json, status.json and REPORT.md; in plots/<run-id>/ it keeps only the figures that
-README.md or REPORT.md embed (`![...](...)`).  Everything else (logs/, results.csv, samples.csv, each
+plan.json, status.json and REPORT.md (a simulated run: SIMULATED.md, its report, and
+machine.json and model.flat, the model it ran on); in plots/<run-id>/ it keeps only the
+figures that README.md or the run's report embed (`![...](...)`).  Everything else (logs/, results.csv, samples.csv, each
 figure's .dat/.gp/.svg) is dropped: `./run.py plot RUN` and `./run.py report RUN`
 regenerate it.  No file keeps an absolute path of the machine that measured (the roots
 found in the raw files' "executable" and the given root are made relative).
@@ -25,7 +26,8 @@ from .machine import publishable
 from .rundata import read_meta
 
 # What a run directory may keep (besides raw/): the rest is removed.
-KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md")
+KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md",
+              "SIMULATED.md", "machine.json", "model.flat")  # the last three: simulated runs
 # Files that hold text and are scanned and scrubbed of absolute paths.
 TEXT_SUFFIXES = (".json", ".md", ".csv", ".txt", ".gp", ".dat", ".log", ".svg")
 EMBED = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
@@ -150,7 +152,8 @@ def publish_run(run_dir, plots, root, prune_only=False):
             atomic_write_text(path, clean)
     # 3. the figures: only those the README or the report link to
     keep = set()
-    for doc in (os.path.join(root, "README.md"), os.path.join(run_dir, "REPORT.md")):
+    for doc in (os.path.join(root, "README.md"), os.path.join(run_dir, "REPORT.md"),
+                os.path.join(run_dir, "SIMULATED.md")):
         keep |= linked_files(doc, plots)
     if os.path.isdir(plots):
         for dirpath, _, filenames in os.walk(plots):

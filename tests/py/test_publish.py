@@ -107,3 +107,25 @@ def test_run_publish_refuses_a_run_outside_git_after_measuring(fake_root):
     assert p.returncode == 2 and "not publishable" in p.stderr, p.stderr
     (run_dir,) = glob.glob(os.path.join(fake_root, "results", "*"))
     assert os.path.isdir(os.path.join(run_dir, "logs"))     # measured, kept whole
+
+
+def test_a_simulated_run_keeps_its_report_its_model_and_the_figures_it_embeds(tmp_path):
+    root = str(tmp_path)
+    run_dir = os.path.join(root, "results", "sim-x")
+    plots = os.path.join(root, "plots", "sim-x")
+    os.makedirs(os.path.join(run_dir, "raw"))
+    os.makedirs(os.path.join(run_dir, "logs"))
+    os.makedirs(plots)
+    json.dump(dict(simulated=True, git=dict(rev="0" * 40, dirty=False, code_dirty=[])),
+              open(os.path.join(run_dir, "meta.json"), "w"))
+    for name in ("plan.json", "status.json", "machine.json"):
+        json.dump({}, open(os.path.join(run_dir, name), "w"))
+    open(os.path.join(run_dir, "model.flat"), "w").write("pus 16\n")
+    open(os.path.join(run_dir, "logs", "a.log"), "w").write("log\n")
+    open(os.path.join(run_dir, "SIMULATED.md"), "w").write("![s](../../plots/sim-x/sim.png)\n")
+    for name in ("sim.png", "other.png"):
+        open(os.path.join(plots, name), "w").write("")
+    publish.publish_run(run_dir, plots, root)
+    assert sorted(os.listdir(run_dir)) == ["SIMULATED.md", "machine.json", "meta.json",
+                                           "model.flat", "plan.json", "raw", "status.json"]
+    assert os.listdir(plots) == ["sim.png"]
