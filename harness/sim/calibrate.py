@@ -9,7 +9,17 @@ source names the tool, the host, the date and the load average at the time: the
 machine may be shared, so the tool takes the fastest of repeated loops.
 Transfer levels the machine does not have are filled with the nearest measured level
 and say so (no pair of workers is ever charged at that level on this topology).
+
+Last, the scheduler's own plain code (code_access per charged atomic access, code_switch
+per switch): the only costs not measured by a loop of one operation.  They are fitted
+from two real benchmarks of `chaselev` at 1 worker (build/chaselev/bench: yield with two
+bthreads, where every item is a switch, and fib(25), where almost none is): the measured
+time per item minus the simulated one without these two costs, divided between the
+accesses and the switches the simulation counts per item (two equations, two unknowns).
+Those two benchmarks are therefore in-sample when the model is validated.
 """
+import statistics
+import tempfile
 import datetime
 import json
 import os
@@ -19,6 +29,7 @@ import subprocess
 
 from harness.sim import model as modelmod
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROUNDS = 3
 XFER = ("xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
 
@@ -142,6 +153,7 @@ def run(tool, name, out_dir, echo=print):
         "costs_ns": costs,
         "kernel_iters_per_us": {"value": round(vals["kernel_iters_per_us"], 3), "source": src},
     }
+    code_costs(doc, src, echo)
     modelmod.check(doc, "calibration")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, name + ".json")
@@ -152,3 +164,71 @@ def run(tool, name, out_dir, echo=print):
     os.replace(tmp, path)
     echo("calibrate: wrote %s" % path)
     return path
+
+
+# (workload, simbench --args, the bench's benchmark name) of the two fitting benchmarks
+CODE_BENCH = (("yield", "2,100000", "yield/threads:2/rounds:100000/real_time"),
+              ("fib", "25", "fib/n:25/real_time"))
+
+
+def _measured_ns_per_item(bench, name, tmp):
+    out = os.path.join(tmp, "real.json")
+    subprocess.run([bench, "--workers", "1", "--benchmark_filter=^%s$" % re.escape(name),
+                    "--benchmark_repetitions=5", "--benchmark_min_time=0.1",
+                    "--benchmark_out=" + out, "--benchmark_out_format=json"],
+                   check=True, capture_output=True, timeout=600)
+    with open(out) as f:
+        rates = [b["items_per_second"] for b in json.load(f)["benchmarks"]
+                 if b.get("run_type") == "iteration" and b.get("items_per_second")]
+    if not rates:
+        raise modelmod.ModelError("%s: no items_per_second for %s" % (bench, name))
+    return 1e9 / statistics.median(rates)
+
+
+def _simulated_per_item(simbench, flat, workload, args, tmp):
+    out = os.path.join(tmp, "sim.json")
+    subprocess.run([simbench, "--model", flat, "--workers", "1", "--workload", workload,
+                    "--args", args, "--reps", "1", "--out", out],
+                   check=True, capture_output=True, timeout=600)
+    with open(out) as f:
+        b = json.load(f)["benchmarks"][0]
+    items = b["items"]
+    return b["real_time"] * 1e6 / items, b["sim_accesses"] / items, b["sim_jumps"] / items
+
+
+def code_costs(doc, src, echo=print):
+    """Fill doc's costs_ns.code_access and code_switch (see the top of this file)."""
+    bench = os.path.join(ROOT, "build", "chaselev", "bench")
+    simbench = os.path.join(ROOT, "build-sim", "chaselev", "simbench")
+    for need, how in ((bench, "make"), (simbench, "make sim")):
+        if not os.path.exists(need):
+            raise modelmod.ModelError("%s is missing: run `%s` first" % (need, how))
+    for c in ("code_access", "code_switch"):
+        doc["costs_ns"][c] = {"value": 0.0, "source": "placeholder while fitting"}
+    m = modelmod.check(doc, "calibration")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        flat = os.path.join(tmp, "model.flat")
+        with open(flat, "w") as f:
+            f.write(modelmod.flatten(m))
+        for workload, args, name in CODE_BENCH:
+            echo("calibrate: scheduler code: %s, measured and simulated at 1 worker" % name)
+            real = _measured_ns_per_item(bench, name, tmp)
+            sim, acc, jumps = _simulated_per_item(simbench, flat, workload, args, tmp)
+            rows.append((real - sim, acc, jumps, real, sim))
+    (d1, a1, j1, _, _), (d2, a2, j2, _, _) = rows
+    det = a1 * j2 - a2 * j1
+    if abs(det) < 1e-9:
+        raise modelmod.ModelError("calibrate: the two fitting benchmarks do not separate "
+                                  "accesses from switches")
+    ca = max(0.0, (d1 * j2 - d2 * j1) / det)
+    cs = max(0.0, (d1 - a1 * ca) / j1) if j1 > 0 else 0.0
+    how = "; ".join("%s: measured %.1f ns/item, simulated without code %.1f ns/item, %.1f "
+                    "accesses and %.3f switches per item" % (name, real, sim, acc, jumps)
+                    for (_, acc, jumps, real, sim), (_, _, name) in zip(rows, CODE_BENCH))
+    fit = ("fitted by ./run.py calibrate from build/chaselev/bench at 1 worker (median of 5) "
+           "and the simulation without the two code costs: " + how +
+           " (these two benchmarks are in-sample in validation); " + src)
+    doc["costs_ns"]["code_access"] = {"value": round(ca, 3), "source": fit}
+    doc["costs_ns"]["code_switch"] = {"value": round(cs, 3), "source": fit}
+    echo("calibrate: scheduler code: %.2f ns per access, %.2f ns per switch" % (ca, cs))

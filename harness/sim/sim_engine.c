@@ -373,6 +373,9 @@ void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
     sched_point();
     sim_thread_t *me = cur;
     sim_stats.accesses++;
+    /* the plain instructions around each atomic (the model lacks them otherwise): an
+     * instruction-count proxy, calibrated per machine (code_access) */
+    charge(sim_model.c[SIM_C_CODE_ACCESS]);
     if (kind == SIM_FENCE) {
         if (mo == memory_order_seq_cst)
             charge(sim_model.c[SIM_C_FENCE]);
@@ -453,7 +456,7 @@ intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intp
                            bool preserve_fpu)
 {
     if (running) {
-        charge(sim_model.c[SIM_C_SWITCH]);
+        charge(sim_model.c[SIM_C_SWITCH] + sim_model.c[SIM_C_CODE_SWITCH]);
         sim_stats.task_switches++;
     }
     return bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);

@@ -29,6 +29,8 @@ enum sim_cost {
     SIM_C_THREAD_CREATE,/* pthread_create, charged to the creator */
     SIM_C_SLEEP_SLACK,  /* added to every timed sleep and timeout (timer slack) */
     SIM_C_SHA1_BLOCK,   /* one SHA-1 block compression (uts) */
+    SIM_C_CODE_ACCESS,  /* the scheduler's own plain code, per charged atomic access */
+    SIM_C_CODE_SWITCH,  /* the scheduler's own plain code, per switch (the switch path) */
     SIM_C_N
 };
 

@@ -62,7 +62,7 @@ static long parse_long(const char *s, const char *what)
 }
 
 typedef struct rep {
-    double real_ns, cpu_ns, main_cpu_ns, work_ns, items;
+    double real_ns, cpu_ns, main_cpu_ns, work_ns, items, accesses, jumps;
     double st[ST_N];
     wl_run_t run;
 } rep_t;
@@ -114,6 +114,7 @@ static void *simulated_main(void *unused)
         double s0[ST_N], s1[ST_N];
         sched_stats_sum(s0);
         uint64_t busy0 = sim_busy_ps(), work0 = sim_stats.work_ps, t0 = sim_now_ps();
+        uint64_t acc0 = sim_stats.accesses, jumps0 = sim_stats.task_switches;
         double m0 = thread_cpu_ns();
         if (!one_run(&p->run)) {
             failed = 1;
@@ -124,6 +125,8 @@ static void *simulated_main(void *unused)
         p->real_ns = (double)(t1 - t0) / 1e3;
         p->cpu_ns = (double)(sim_busy_ps() - busy0) / 1e3;
         p->work_ns = (double)(sim_stats.work_ps - work0) / 1e3;
+        p->accesses = (double)(sim_stats.accesses - acc0);
+        p->jumps = (double)(sim_stats.task_switches - jumps0);
         sched_stats_sum(s1);
         for (int k = 0; k < ST_N; k++)
             p->st[k] = s1[k] - s0[k];
@@ -205,6 +208,8 @@ static void write_json(FILE *f)
             fprintf(f, "      \"%s\": %.17g,\n", p->run.counters[k].name, p->run.counters[k].value);
         fprintf(f, "      \"items\": %.17g,\n", p->run.items);
         fprintf(f, "      \"work_s\": %.17g,\n", p->work_ns / 1e9);
+        fprintf(f, "      \"sim_accesses\": %.17g,\n      \"sim_jumps\": %.17g,\n", p->accesses,
+                p->jumps);
         fprintf(f, "      \"proc_cpu_s\": %.17g\n    }", p->cpu_ns / 1e9);
     }
     fprintf(f, "\n  ]\n}\n");

@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import time
 
+from harness.driver.gbjson import BadResultFile, load_gb_file
 from harness.driver.machine import git_info
 from harness.sim import model as modelmod
 
@@ -196,12 +197,12 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
 
 
 # ---- reading runs (real or simulated) -------------------------------------------------
-TO_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def medians(run_dir):
     """{(variant, workers, benchmark): {"time_s", "work_s", "proc_cpu_s", "steals", "parks", "n"}}
-    from raw/<v>/workers-N/*.json (iteration entries without errors)."""
+    from raw/<v>/workers-N/*.json (or .json.gz, as a published run keeps them; iteration
+    entries without errors), through the one Google Benchmark JSON reader."""
     out = {}
     raw = os.path.join(run_dir, "raw")
     if not os.path.isdir(raw):
@@ -214,21 +215,21 @@ def medians(run_dir):
                 continue
             n = int(wdir.split("-")[1])
             for fn in sorted(os.listdir(os.path.join(raw, v, wdir))):
-                if not fn.endswith(".json"):
+                if not fn.endswith((".json", ".json.gz")):
                     continue
-                with open(os.path.join(raw, v, wdir, fn)) as f:
-                    doc = json.load(f)
+                try:
+                    _, entries = load_gb_file(os.path.join(raw, v, wdir, fn))
+                except BadResultFile as e:
+                    raise SimError(str(e)) from None
                 rows = {}
-                for b in doc.get("benchmarks", []):
-                    if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
-                        continue
-                    rows.setdefault(b["name"], []).append(b)
-                for name, bs in rows.items():
-                    rec = {"n": len(bs),
-                           "time_s": statistics.median(b["real_time"] * TO_S[b.get("time_unit", "ns")] for b in bs)}
+                for e in entries:
+                    if e.error is None:
+                        rows.setdefault(e.benchmark, []).append(e)
+                for name, es in rows.items():
+                    rec = {"n": len(es), "time_s": statistics.median(e.real_s for e in es)}
                     for k in ("work_s", "proc_cpu_s", "steals", "parks", "tasks_run"):
-                        if all(k in b for b in bs):
-                            rec[k] = statistics.median(b[k] for b in bs)
+                        if all(k in e.counters for e in es):
+                            rec[k] = statistics.median(e.counters[k] for e in es)
                     out[(v, n, name)] = rec
     return out
 

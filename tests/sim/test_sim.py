@@ -91,6 +91,23 @@ def test_one_worker_cpu_time_is_the_sum_of_charges(flat):
         assert b["real_time"] * 1e6 <= expect_ns + 1e-3  # wall never exceeds the one CPU
 
 
+def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
+    # unitcost plus the two scheduler-code costs: the 1-worker CPU time grows by exactly
+    # accesses x code_access + jumps x code_switch (the run's own counts)
+    m = modelmod.load(os.path.join(MODELS, "unitcost.json"))
+    m["costs_ns"]["code_access"] = {"value": 3.0, "source": "test"}
+    m["costs_ns"]["code_switch"] = {"value": 500.0, "source": "test"}
+    path = tmp_path / "code.flat"
+    path.write_text(modelmod.flatten(m))
+    args = "0,5,100,1,0,0"
+    base = json.loads(run("chaselev", flat["unitcost"], 1, "imbalance", args, reps=1).stdout)
+    code = json.loads(run("chaselev", str(path), 1, "imbalance", args, reps=1).stdout)
+    for b0, b1 in zip(base["benchmarks"], code["benchmarks"]):
+        assert b1["sim_accesses"] == b0["sim_accesses"] > 0 and b1["sim_jumps"] == b0["sim_jumps"] > 0
+        extra_ns = b1["sim_accesses"] * 3.0 + b1["sim_jumps"] * 500.0
+        assert abs((b1["proc_cpu_s"] - b0["proc_cpu_s"]) * 1e9 - extra_ns) < 1e-3
+
+
 def test_dropped_wakeup_is_a_stall_naming_the_stuck_threads(flat):
     p = run("_broken_wake", flat["test8"], 2, "imbalance", "0,5,100,1,0,0", check=False)
     assert p.returncode == 3, p.stderr
