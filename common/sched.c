@@ -927,12 +927,17 @@ static worker_t *task_end(worker_t *w, task_t *t)
     /* counted before the end is published: a joiner that returns sees the count (the
      * version store below releases it), so a test may read the stats after a join */
     STAT_INC(w, tasks_run);
-    /* seq_cst store then seq_cst load, against bthread_join's seq_cst increment then
+    /* seq_cst exchange then seq_cst load, against bthread_join's seq_cst increment then
      * load of the version: either we see the joiner and wake it, or it sees the new
-     * version and does not wait.  Most tasks have no joiner waiting and skip the lock. */
+     * version and does not wait.  Most tasks have no joiner waiting and skip the lock.
+     * An exchange, not a seq_cst store: the same `xchg` on x86-64 (what compilers emit
+     * for a seq_cst store), but qemu-user runs aarch64's stlr-then-ldar on an x86 host
+     * as two plain movs with its barriers outside the pair, so the load could pass the
+     * store there (a rare lost join wake-up under `make test`'s aarch64 run); an RMW is
+     * a locked host instruction, a full barrier, under qemu too. */
     uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
-    atomic_store_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
-                          memory_order_seq_cst);
+    atomic_exchange_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
+                             memory_order_seq_cst);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
     /* reset the run-time fields for the slot's next task here, where the line is local

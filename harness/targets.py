@@ -14,6 +14,8 @@ Comparisons (issue: target):
               stealing variant                    (3: >= 1.0x; 12: chaselev >= 1.0x, all >= 0.8x)
   flush       NOSIGNAL + bthread_flush in batches of 32 vs one signal per task, 0.5 us
               tasks, from a pthread and from a worker, chaselev and half   (12: >= 1.2x)
+  flush-sim   the same at 16 workers, SIMULATED on the epyc16 model (make sim): the case
+              the target is about, where starts find workers idle   (12: >= 1.2x)
   pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  (4: <= 0.75x)
   imbalance   chaselev vs static, affinity and oneTBB at 2 workers      (6: >= 1.3x vs static)
   blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
@@ -149,6 +151,37 @@ def do_flush(n, results, env):
                    a, b, "M/s", 1.2, lower_is_better=False)
 
 
+def sim_bench(variant, machine, workers, name):
+    """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
+    workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
+    from harness.sim import model as modelmod, simulate
+    wl = name.split("/")[0]
+    sets = simulate.list_sets(simulate.binary(variant)).get(wl, [])
+    args = next((a for _, b, a in sets if b == name), None)
+    if args is None:
+        raise RuntimeError(f"simbench {variant}: no argument set {name}")
+    with tempfile.TemporaryDirectory() as tmp:
+        flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
+        with open(flat, "w") as f:
+            f.write(modelmod.flatten(modelmod.load(machine)))
+        subprocess.run([simulate.binary(variant), "--model", flat, "--workers", str(workers),
+                        "--workload", wl, "--args", args, "--reps", "1", "--out", out],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
+        _, entries = load_gb_file(out)
+    e = next(e for e in entries if e.benchmark == name)
+    return e.real_s * 1e9, e.counters
+
+
+def do_flush_sim(results):
+    for v in ("chaselev", "half"):
+        for frm, who in ((0, "a pthread"), (1, "a worker")):
+            def rate(batch):
+                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/real_time"
+                return 20000 / sim_bench(v, "epyc16", 16, name)[0] * 1e3
+            report(results, "flush-sim", f"SIMULATED epyc16, 16 workers, from {who}, {v}: 32 vs 1",
+                   [rate(32)], [rate(0)], "M/s", 1.2, lower_is_better=False)
+
+
 def do_pingpong(n, results):
     name = "pingpong/mode:0/rounds:100000/real_time"
     for w in (1, 2):
@@ -186,7 +219,7 @@ def do_blocked(results):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--only", default="switch,fib,yield,spawn,flush,pingpong,imbalance,blocked")
+    p.add_argument("--only", default="switch,fib,yield,spawn,flush,flush-sim,pingpong,imbalance,blocked")
     p.add_argument("--json", help="also write every sample here")
     a = p.parse_args()
     only = a.only.split(",")
@@ -195,7 +228,8 @@ def main():
     if not env["SCHEDBENCH_ITERS_PER_US"]:
         rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
         env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
-    known = ("switch", "fib", "yield", "spawn", "flush", "pingpong", "imbalance", "blocked")
+    known = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "pingpong", "imbalance",
+             "blocked")
     for what in only:
         if what not in known:
             sys.exit(f"targets.py: unknown comparison {what!r} (known: {', '.join(known)})")
@@ -207,6 +241,8 @@ def main():
                 do_flush(a.rounds, results, env)
             elif what == "blocked":
                 do_blocked(results)
+            elif what == "flush-sim":
+                do_flush_sim(results)
             else:
                 globals()["do_" + what](a.rounds, results)
         except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as e:

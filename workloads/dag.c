@@ -156,6 +156,15 @@ static int dag_parallel(const long *args, wl_run_t *out)
     return rc;
 }
 
+/* The span: a path from (0, 0) to (n-1, n-1) through 2n - 1 cells, all of one grain. */
+static double dag_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+{
+    (void)workers, (void)sha1_ns;
+    if (args[0] < 1 || args[1] < 0)
+        return -1;
+    return (double)(2 * args[0] - 1) * (double)wl_grain_iters((double)args[1]) * iter_ns;
+}
+
 static workload_t dag = {
     .name = "dag",
     .summary = "2-D wavefront task graph run by dependency counters (DependencyTask)",
@@ -167,5 +176,6 @@ static workload_t dag = {
     .test = {24, 2},
     .sequential = dag_sequential,
     .parallel = dag_parallel,
+    .span_ns = dag_span_ns,
 };
 WORKLOAD_REGISTER(dag)

@@ -155,6 +155,31 @@ static int imb_parallel(const long *args, wl_run_t *out)
     return 0;
 }
 
+/* The span: tasks are independent, so the longest task, after its submitter's delay
+ * (late = 1: the upper half of the submitters start late). */
+static double imb_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+{
+    (void)sha1_ns;
+    wl_imbalance_t p;
+    if (wl_imbalance_parse(args, &p) != 0)
+        return -1;
+    uint64_t base = wl_grain_iters(p.grain_us);
+    double delay = (double)wl_imbalance_delay_ns(&p, workers), span = 0;
+    for (long s = 0; s < p.submitters; s++) {
+        long first, last;
+        wl_submitter_share(p.tasks, p.submitters, s, &first, &last);
+        double start = wl_submitter_is_late(s, p.submitters, p.late) ? delay : 0;
+        for (long i = first; i < last; i++) {
+            double end = start + iter_ns * (double)wl_imbalance_task_iters(
+                                               (uint64_t)i, (uint64_t)p.tasks, base,
+                                               p.imbalance, p.skew);
+            if (end > span)
+                span = end;
+        }
+    }
+    return span;
+}
+
 static workload_t imbalance = {
     .name = "imbalance",
     .summary = "Task Bench load imbalance: uneven independent tasks from foreign submitters",
@@ -176,5 +201,6 @@ static workload_t imbalance = {
     .ntest_more = 2,
     .sequential = wl_imbalance_answer,
     .parallel = imb_parallel,
+    .span_ns = imb_span_ns,
 };
 WORKLOAD_REGISTER(imbalance)

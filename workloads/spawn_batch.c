@@ -116,6 +116,15 @@ static int batch_parallel(const long *args, wl_run_t *out)
     return 0;
 }
 
+/* The span: independent tasks of one grain. */
+static double batch_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+{
+    (void)workers, (void)sha1_ns;
+    if (args[0] < 1 || args[3] < 0)
+        return -1;
+    return (double)wl_grain_iters((double)args[3] / 1000.0) * iter_ns;
+}
+
 /* The sweep: batch 0 (per-task signal), 1, 4, 16, 32, 64; from a foreign pthread and
  * from a worker; tasks of 0.1, 0.5, 1 and 10 us (n sized for ~10-40 ms per run). */
 static const long batch_sizes[] = {0, 1, 4, 16, 32, 64};
@@ -133,6 +142,7 @@ static workload_t spawn_batch = {
     .ntest_more = 4,
     .sequential = batch_sequential,
     .parallel = batch_parallel,
+    .span_ns = batch_span_ns,
 };
 
 /* full: every combination not already in bench (filled before registering) */

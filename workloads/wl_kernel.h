@@ -135,17 +135,21 @@ static inline uint64_t wl_task_sum(uint64_t task, uint64_t result)
 
 /* Task i of `tasks` in the imbalance workload: its checksum term.  skew 0: u hashed
  * (Task Bench); skew 1: u = (i + 1/2) / tasks, sizes rising along the list. */
-static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t tasks, uint64_t base_iters,
-                                         double imbalance, int skew)
+static inline uint64_t wl_imbalance_task_iters(uint64_t i, uint64_t tasks, uint64_t base_iters,
+                                               double imbalance, int skew)
 {
-    uint64_t it;
     if (skew) {
         double u = ((double)i + 0.5) / (double)tasks;
         double f = (1.0 + (u - 0.5) * imbalance) * (double)base_iters;
-        it = f <= 0 ? 0 : (uint64_t)llround(f);
-    } else {
-        it = wl_imbalance_iters(base_iters, imbalance, i, WL_IMBALANCE_SEED);
+        return f <= 0 ? 0 : (uint64_t)llround(f);
     }
+    return wl_imbalance_iters(base_iters, imbalance, i, WL_IMBALANCE_SEED);
+}
+
+static inline uint64_t wl_imbalance_task(uint64_t i, uint64_t tasks, uint64_t base_iters,
+                                         double imbalance, int skew)
+{
+    uint64_t it = wl_imbalance_task_iters(i, tasks, base_iters, imbalance, skew);
     return wl_task_sum(i, wl_kernel(it, i));
 }
 

@@ -62,6 +62,13 @@ typedef struct workload {
     /* The measured run, on bthreads.  0, or an errno value on failure (the harness and
      * the tests report it).  Must leave no bthread behind. */
     int (*parallel)(const long *args, wl_run_t *out);
+    /* Optional (NULL: not known): the span of one run, in nanoseconds, for Brent's bound
+     * T_P >= max(work / P, span) that simulated runs draw.  The longest chain of charged
+     * work (wl_kernel.h iterations at iter_ns each, SHA-1 blocks at sha1_ns) in which each
+     * piece must wait for the one before it, plus any wait the workload puts on that
+     * chain itself (a late wave's delay, which may depend on `workers`).  Computed from
+     * the workload's structure, with no bthreads; the scheduler's costs are not in it. */
+    double (*span_ns)(const long *args, int workers, double iter_ns, double sha1_ns);
     struct workload *next; /* registry link, set by workload_register() */
 } workload_t;
 

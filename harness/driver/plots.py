@@ -10,7 +10,7 @@ from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of
 from .rundata import CPU_PER_WALL
-from .stats import mann_whitney_u
+from .stats import brent_time, mann_whitney_u
 
 
 # One colour per variant, stable across the plots of a run (assigned in display order).
@@ -355,8 +355,8 @@ class ClaimPlots:
     them) the speedup of every variant over each baseline (BASELINES and the reference
     rows) against the worker count, with the 1.3-1.5x band, error bars from the
     repetitions, a filled marker where the difference is significant (Mann-Whitney U at
-    alpha) and, where the run records the work (`work_s`, simulated runs), the work bound
-    baseline / (work / P).  A simulated run given beside a measured one is drawn dashed and
+    alpha) and, where the run records the work (`work_s`, simulated runs), Brent's bound
+    baseline / max(work / P, span) (`span_s`; the work term alone where it is missing).  A simulated run given beside a measured one is drawn dashed and
     named 'simulated (<model>)' in the key.  Plus the heat map of variant x benchmark
     speedup over each baseline at the largest worker count."""
 
@@ -395,8 +395,9 @@ class ClaimPlots:
             rs = ratio_stats(cells[(base, w)], cells[(v, w)])
             if not rs:
                 continue
-            work = cells[(v, w)].summary("work_s")["median"]
-            bound = cells[(base, w)].median() / (work / w) if work else None
+            lb = brent_time(cells[(v, w)].summary("work_s")["median"],
+                            cells[(v, w)].summary("span_s")["median"], w)
+            bound = cells[(base, w)].median() / lb if lb else None
             rows.append((w,) + rs + (1 if sig and significant(cells[(base, w)], cells[(v, w)],
                                                                  self.alpha) else 0, bound))
         return rows
@@ -419,7 +420,7 @@ class ClaimPlots:
                             f"pt 7 ps 1.1 lc rgb {gp_str(color)} notitle")
         if has_bound is not None:
             commands.append(f"datafile index {has_bound} using 1:2 with lines lw 1.5 dt 3 "
-                            "lc rgb \"#000000\" title \"work bound (work/P)\"")
+                            "lc rgb \"#000000\" title \"Brent bound\"")
         return body + ["plot " + ", \\\n     ".join(commands)]
 
     def figure(self, name, title, curves_of, caption_bits):
@@ -457,8 +458,9 @@ class ClaimPlots:
         cols = cells if cells <= 4 else (3 if cells <= 6 else 4)
         rows = (len(panels) + 1 + cols - 1) // cols
         caption = list(caption_bits)
-        caption.append("work bound: baseline / (work/P)" if any_bound else
-                       "no work bound: this run records no work_s (only simulated runs do)")
+        caption.append("Brent bound: baseline / max(work/P, span), span = the workload's "
+                       "critical path (work/P alone where a run lacks span_s)" if any_bound else
+                       "no Brent bound: this run records no work_s (only simulated runs do)")
         height = max(560, 380 * rows + 120)
         ws = sorted(seen_workers)               # the worker counts this figure has
         body = ["reset", "set datafile missing NaN", "set grid",
@@ -494,7 +496,7 @@ class ClaimPlots:
             if bound_index is not None and "bound" not in keyed:
                 keyed.add("bound")
                 entries.append("NaN with lines lw 1.5 dt 3 lc rgb \"#000000\" "
-                               "title \"work bound (work/P)\"")
+                               "title \"Brent bound\"")
         if any(" 1 " in f" {line} " for b in blocks for line in b.splitlines()[1:]
                if len(line.split()) == 6 and line.split()[4] == "1"):
             entries.append("NaN with points pt 7 ps 1.3 lc rgb \"#444444\" title "

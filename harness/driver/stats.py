@@ -77,3 +77,11 @@ def min_attainable_p(m, n):
     if m == 0 or n == 0:
         return 1.0
     return min(1.0, 2.0 / math.comb(m + n, m))
+
+
+def brent_time(work_s, span_s, workers):
+    """Brent's lower bound on the time on `workers` processors: max(work / P, span);
+    work / P alone where the span is unknown (None).  None without the work."""
+    if not work_s:
+        return None
+    return max(work_s / workers, span_s or 0.0)

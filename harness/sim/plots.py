@@ -1,9 +1,10 @@
-"""plots.py -- speedup plots of a simulated run, each beside its work bound (gnuplot).
+"""plots.py -- speedup plots of a simulated run, each beside its Brent bound (gnuplot).
 
 plots/<run-id>/sim_speedup_<benchmark>.png: for every variant, the simulated speedup
 over its own 1-worker time against the worker count (solid), and the bound on that
-speedup from the same run's work (Brent's work term, T1 / (work / P); dashed, same
-colour).  Titles and legends say SIMULATED and the model.  Needs gnuplot; without it
+speedup from Brent's lower bound on the time, T1 / max(work / P, span) (dashed, same
+colour; work = the same run's charged task bodies, span = the workload's critical path,
+or the work term alone where the workload does not state its span).  Titles and legends say SIMULATED and the model.  Needs gnuplot; without it
 the plots are skipped with a message (the numbers are in SIMULATED.md).
 """
 import json
@@ -12,6 +13,7 @@ import re
 import shutil
 import subprocess
 
+from harness.driver.stats import brent_time
 from harness.sim.simulate import ROOT, medians
 
 
@@ -49,21 +51,23 @@ def plot(run_dir, out_root=None, echo=print):
                     r = med.get((v, n, b))
                     if not r:
                         continue
-                    bound = t1 / (r["work_s"] / n) if r.get("work_s") else float("nan")
+                    lb = brent_time(r.get("work_s"), r.get("span_s"), n)
+                    bound = t1 / lb if lb else float("nan")
                     f.write("%d %.6g %.6g\n" % (n, t1 / r["time_s"], bound))
                 f.write("\n\n")
         png = os.path.join(out_dir, "sim_speedup_%s.png" % _safe(b))
         plots = []
+        what = "Brent bound" if all("span_s" in r for k, r in med.items() if k[2] == b) else "work bound"
         for i, v in enumerate(variants):
             plots.append("'%s' index %d using 1:2 with linespoints lc %d lw 2 title '%s (simulated)'"
                          % (data, i, i + 1, v))
-            plots.append("'%s' index %d using 1:3 with lines lc %d dt 2 title '%s work bound'"
-                         % (data, i, i + 1, v))
+            plots.append("'%s' index %d using 1:3 with lines lc %d dt 2 title '%s %s'"
+                         % (data, i, i + 1, v, what))
         script = "\n".join([
             "set terminal pngcairo size 1100,700 noenhanced",
             "set output '%s'" % png,
-            'set title "SIMULATED on model %s: %s\\nspeedup over the same variant at 1 worker; dashed: the work bound of the same run" noenhanced'
-            % (meta["model"], b),
+            'set title "SIMULATED on model %s: %s\\nspeedup over the same variant at 1 worker; dashed: the %s, T1 / %s" noenhanced'
+            % (meta["model"], b, what, "max(work/P, span)" if what == "Brent bound" else "(work/P)"),
             "set xlabel 'workers'", "set ylabel 'speedup (simulated)'",
             "set logscale x 2", "set key outside right", "set grid",
             "plot " + ", \\\n  ".join(plots), ""])

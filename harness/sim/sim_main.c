@@ -14,7 +14,9 @@
  * repetition is one "iteration" entry: real_time = simulated elapsed time of the main
  * thread, and the counters of a real bench (steals, parks, ..., proc_cpu_s = simulated
  * CPU time of every thread), plus tasks_run (tasks ended, summed over workers) and
- * work_s (the task bodies' charged work: the work term of the Brent bound).
+ * work_s (the task bodies' charged work: the work term of the Brent bound) and, for a
+ * workload that states it (workload_t.span_ns), span_s (its critical path at the model's
+ * costs: the span term).
  * Exit status: 0; 1 if a run failed or gave a wrong answer; 2 for bad input;
  * 3 for a stall (every simulated thread blocked: see sim_engine.c).
  * The output is a function of (binary, model, arguments, seed) only: bit for bit.
@@ -69,6 +71,7 @@ typedef struct rep {
 
 static workload_t *wl;
 static uint64_t expected;
+static double span_ns = -1; /* the workload's span at the model's costs; < 0: unknown */
 static rep_t *reps;
 static int failed;
 static char fail_msg[256];
@@ -201,13 +204,16 @@ static void write_json(FILE *f)
         }
         fprintf(f, "      \"real_time\": %.9g,\n      \"cpu_time\": %.9g,\n      \"time_unit\": \"ms\",\n",
                 p->real_ns / 1e6, p->main_cpu_ns / 1e6);
-        fprintf(f, "      \"items_per_second\": %.9g,\n", p->run.items / (p->real_ns / 1e9));
+        if (p->real_ns > 0) /* a model that charges nothing a run does: no rate (JSON has no inf) */
+            fprintf(f, "      \"items_per_second\": %.9g,\n", p->run.items / (p->real_ns / 1e9));
         for (int k = 0; k < ST_N; k++)
             fprintf(f, "      \"%s\": %.17g,\n", sched_stat_names[k], p->st[k]);
         for (int k = 0; k < p->run.ncounters; k++)
             fprintf(f, "      \"%s\": %.17g,\n", p->run.counters[k].name, p->run.counters[k].value);
         fprintf(f, "      \"items\": %.17g,\n", p->run.items);
         fprintf(f, "      \"work_s\": %.17g,\n", p->work_ns / 1e9);
+        if (span_ns >= 0)
+            fprintf(f, "      \"span_s\": %.17g,\n", span_ns / 1e9);
         fprintf(f, "      \"sim_accesses\": %.17g,\n      \"sim_jumps\": %.17g,\n", p->accesses,
                 p->jumps);
         fprintf(f, "      \"proc_cpu_s\": %.17g\n    }", p->cpu_ns / 1e9);
@@ -294,6 +300,9 @@ int main(int argc, char **argv)
     setenv("SCHEDBENCH_TOPOLOGY", sim_model.topology, 1); /* numa: the model's victim order */
     setenv("SCHEDBENCH_BIND", "0", 1);
     expected = wl->sequential(opt.args);
+    if (wl->span_ns)
+        span_ns = wl->span_ns(opt.args, opt.workers, (double)sim_model.kernel_iter_ps / 1e3,
+                              (double)sim_model.c[SIM_C_SHA1_BLOCK] / 1e3);
 
     reps = calloc((size_t)opt.reps, sizeof *reps);
     if (!reps)

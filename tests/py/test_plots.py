@@ -128,7 +128,7 @@ def test_claim_figures_one_per_scenario_and_a_heat_map_per_baseline():
     script = claim.script(TERMINALS)
     assert "over threadpool" in script and "over static" in script
     assert "1.3 to graph 1, first 1.5" in script              # the claim's band
-    assert "no work bound: this run records no work_s" in script
+    assert "no Brent bound: this run records no work_s" in script
     # chaselev over threadpool: measured, solid, with a significance column
     first = rows(claim.data.split("\n\n")[0])
     assert claim.data.startswith("# chaselev over threadpool")
@@ -145,7 +145,28 @@ def test_a_simulated_run_is_dashed_and_named_with_its_model():
     figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
     script = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"].script(TERMINALS)
     assert '"chaselev simulated (box8)"' in script and "dt 2" in script
-    assert "work bound (work/P)" in script
+    assert "Brent bound" in script
+
+
+def test_the_bound_is_brents_max_of_work_over_p_and_span():
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    sim = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    sim.meta = dict(sim.meta, simulated=True, model="box8")
+    for r in sim.results:                  # a span far above work / P: the span decides
+        for e in r.entries:
+            e.counters["work_s"] = 0.001
+            e.counters["span_s"] = 0.5
+    figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+    fig = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
+    bounds = [b for b in blocks(fig) if b.startswith("# work bound")]
+    assert bounds
+    bench = next(b for b in sim.index() if "imbalance:2" in b)
+    cells = sim.index()[bench]
+    for block in bounds:               # each panel's: its baseline's time / span
+        for w, bound in rows(block):
+            expect = [cells[k].median() / 0.5 for k in cells
+                      if k[1] == int(w) and k[0] in ("static", "threadpool")]
+            assert any(abs(float(bound) - e) <= 1e-4 * e for e in expect), (w, bound, expect)
 
 
 def test_heat_map_cells_are_log2_speedups_with_short_labels():

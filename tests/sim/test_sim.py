@@ -91,6 +91,29 @@ def test_one_worker_cpu_time_is_the_sum_of_charges(flat):
         assert b["real_time"] * 1e6 <= expect_ns + 1e-3  # wall never exceeds the one CPU
 
 
+def test_span_is_the_critical_path_and_bounds_the_time(flat):
+    # unitcost: 10 ns per kernel iteration, so a grain of g us is exactly g us of work.
+    # dag n x n: 2n-1 cells on the longest path; imbalance 0 (equal tasks): one task;
+    # late = 1 puts the late wave's delay in front of its tasks.  Brent: T_P >= span.
+    n, g = 6, 5
+    doc = json.loads(run("chaselev", flat["unitcost"], 2, "dag", "%d,%d" % (n, g)).stdout)
+    for b in doc["benchmarks"]:
+        assert abs(b["span_s"] * 1e9 - (2 * n - 1) * g * 1000) < 1e-3, b["span_s"]
+        assert b["real_time"] * 1e6 >= b["span_s"] * 1e9
+        assert b["real_time"] * 1e6 >= b["work_s"] * 1e9 / 2
+    doc = json.loads(run("chaselev", flat["unitcost"], 2, "imbalance", "0,%d,40,1,0,0" % g).stdout)
+    for b in doc["benchmarks"]:
+        assert abs(b["span_s"] * 1e9 - g * 1000) < 1e-3, b["span_s"]
+    doc = json.loads(run("chaselev", flat["unitcost"], 2, "imbalance", "0,%d,40,2,1,0" % g).stdout)
+    for b in doc["benchmarks"]:
+        assert b["span_s"] * 1e9 > g * 1000 + 1, b["span_s"]      # the delay is on the path
+        assert b["real_time"] * 1e6 >= b["span_s"] * 1e9
+    # fib states no span: none is reported (the bound is then the work term alone); and
+    # on unitcost it takes no simulated time at all, which must still be valid JSON
+    doc = json.loads(run("chaselev", flat["unitcost"], 2, "fib", "10").stdout)
+    assert all("span_s" not in b for b in doc["benchmarks"])
+
+
 def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
     # unitcost plus the two scheduler-code costs: the 1-worker CPU time grows by exactly
     # accesses x code_access + jumps x code_switch (the run's own counts)
