@@ -50,6 +50,7 @@ typedef struct wsq {
     /* thieves write top; the owner writes bottom: separate cache lines */
     alignas(CACHELINE) _Atomic long top;
     alignas(CACHELINE) _Atomic long bottom;
+    long top_seen; /* owner only: a value of top it loaded (acquire); top only grows */
     _Atomic(struct task *) *buf; /* slots are atomic: a thief may read one the owner writes */
     long mask;
 } wsq_t;
@@ -63,6 +64,7 @@ static inline int wsq_init(wsq_t *q, size_t capacity)
     q->mask = (long)capacity - 1;
     atomic_init(&q->top, 0);
     atomic_init(&q->bottom, 0);
+    q->top_seen = 0;
     return 0;
 }
 
@@ -76,12 +78,20 @@ static inline void wsq_fini(wsq_t *q)
 static inline bool wsq_push(wsq_t *q, struct task *x)
 {
     long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
-    /* acquire: pairs with the thieves' CAS on top, so the slot we reuse was read
-     * (aarch64: without it, our slot store below could land before a thief's relaxed
-     * slot read that preceded its CAS; x86-64 never reorders a load with a later store) */
-    long t = atomic_load_explicit(&q->top, memory_order_acquire);
-    if (b - t > q->mask)
-        return false;
+    /* The slot we write, b, last held item b - capacity.  It is free once top passed
+     * it, and any value of top we loaded with acquire says so for every item below it:
+     * top only grows, by CASes (each a release RMW, so a later value read with acquire
+     * synchronizes with every earlier CAS: the release sequence), and each thief reads
+     * its slot before its CAS.  So the owner reloads top only when the top it saw last
+     * says the deque may be full: not on every push, where the load is a cache-line
+     * transfer from the last thief while thieves are at work.  (aarch64: without the
+     * acquire, our slot store could land before a thief's relaxed slot read that
+     * preceded its CAS; x86-64 never reorders a load with a later store.) */
+    if (b - q->top_seen > q->mask) {
+        q->top_seen = atomic_load_explicit(&q->top, memory_order_acquire);
+        if (b - q->top_seen > q->mask)
+            return false;
+    }
     atomic_store_explicit(&q->buf[b & q->mask], x, memory_order_relaxed);
 #if WSQ_TSAN /* see atomics.h: the release moves onto the store */
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
