@@ -76,12 +76,63 @@ typedef struct uts_children {
 
 static void *uts_job_main(void *arg);
 
-/* Hand the bottom of d to a new job.  0, or an errno value (d is then unchanged). */
-static int uts_split(uts_job_t *self, uts_deque_t *d, uts_children_t *ch)
+/* How a search hands the k nodes at the bottom of its stack (nodes[0..k)) to a new job,
+ * after `blocks` SHA-1 blocks of its own work: 0 when handed over, else the nodes stay. */
+typedef int (*uts_split_fn)(void *ctx, const uts_node_t *nodes, size_t k, uint64_t blocks);
+
+/* A job's search, shared by the real job and the span's replay (uts_span_ns), so both
+ * split at the very same points: depth first from the nodes in d, offering the bottom
+ * of the stack every UTS_SPLIT_EVERY nodes.  Counts into *c; returns the SHA-1 blocks
+ * it computed (one per child generated), or sets *err on ENOMEM. */
+static uint64_t uts_search(const uts_params_t *t, uts_deque_t *d, uts_count_t *c, int *err,
+                           uts_split_fn split, void *ctx)
 {
-    size_t k = (d->hi - d->lo) / 2;
-    if (k > UTS_SPLIT_MAX)
-        k = UTS_SPLIT_MAX;
+    uint64_t blocks = 0;
+    unsigned since_split = 0;
+    while (d->hi > d->lo) {
+        uts_node_t node = d->v[--d->hi];
+        int k = uts_num_children(t, &node);
+        c->nodes++;
+        c->leaves += k == 0;
+        if (node.height > c->max_depth)
+            c->max_depth = node.height;
+        for (int i = 0; i < k; i++) {
+            uts_node_t child;
+            uts_child(&node, i, &child);
+            blocks++;
+            if (uts_deque_push(d, &child) != 0) {
+                *err = ENOMEM;
+                d->lo = d->hi; /* give up this subtree; the error fails the run */
+                break;
+            }
+        }
+        if (++since_split >= UTS_SPLIT_EVERY && d->hi - d->lo >= 2) {
+            since_split = 0;
+            size_t n = (d->hi - d->lo) / 2;
+            if (n > UTS_SPLIT_MAX)
+                n = UTS_SPLIT_MAX;
+            /* A failed hand-over (no memory, no task slot) keeps the nodes here: the
+             * count stays right, only the parallelism is lost. */
+            if (split(ctx, d->v + d->lo, n, blocks) == 0)
+                d->lo += n;
+        }
+    }
+    return blocks;
+}
+
+struct uts_job_ctx {
+    uts_job_t *self;
+    uts_children_t *ch;
+};
+
+/* The real hand-over: a new job (a bthread) searches from a copy of the nodes.  0, or
+ * an errno value. */
+static int uts_split(void *arg, const uts_node_t *nodes, size_t k, uint64_t blocks)
+{
+    (void)blocks;
+    struct uts_job_ctx *x = arg;
+    uts_job_t *self = x->self;
+    uts_children_t *ch = x->ch;
     if (ch->n == ch->cap) {
         size_t cap = ch->cap ? 2 * ch->cap : 16;
         bthread_t *tid = realloc(ch->tid, cap * sizeof *tid);
@@ -101,7 +152,7 @@ static int uts_split(uts_job_t *self, uts_deque_t *d, uts_children_t *ch)
         free(start);
         return ENOMEM;
     }
-    memcpy(start, d->v + d->lo, k * sizeof *start);
+    memcpy(start, nodes, k * sizeof *start);
     j->tree = self->tree;
     j->start = start;
     j->nstart = k;
@@ -112,7 +163,6 @@ static int uts_split(uts_job_t *self, uts_deque_t *d, uts_children_t *ch)
         return rc;
     }
     ch->job[ch->n++] = j;
-    d->lo += k;
     return 0;
 }
 
@@ -123,32 +173,9 @@ static void *uts_job_main(void *arg)
     uts_deque_t d = {.v = self->start, .lo = 0, .hi = self->nstart, .cap = self->nstart};
     uts_children_t ch = {0};
     uts_count_t c = {0};
-    unsigned since_split = 0;
     self->start = NULL;
-
-    while (d.hi > d.lo) {
-        uts_node_t node = d.v[--d.hi];
-        int k = uts_num_children(t, &node);
-        c.nodes++;
-        c.leaves += k == 0;
-        if (node.height > c.max_depth)
-            c.max_depth = node.height;
-        for (int i = 0; i < k; i++) {
-            uts_node_t child;
-            uts_child(&node, i, &child);
-            if (uts_deque_push(&d, &child) != 0) {
-                self->err = ENOMEM;
-                d.lo = d.hi; /* give up this subtree; the error fails the run */
-                break;
-            }
-        }
-        if (++since_split >= UTS_SPLIT_EVERY && d.hi - d.lo >= 2) {
-            since_split = 0;
-            /* A failed hand-over (no memory, no task slot) keeps the nodes here: the
-             * count stays right, only the parallelism is lost. */
-            (void)uts_split(self, &d, &ch);
-        }
-    }
+    struct uts_job_ctx x = {.self = self, .ch = &ch};
+    (void)uts_search(t, &d, &c, &self->err, uts_split, &x);
     free(d.v);
 
     uint64_t spawns = ch.n;
@@ -211,6 +238,76 @@ static int uts_parallel(const long *args, wl_run_t *out)
     return 0;
 }
 
+/* ---- the span (Brent's bound in simulated runs) ----------------------------------------
+ * Every job of a run, replayed one after another with the real job's search and split
+ * points (uts_search).  A job handed over after `blocks` of its parent's own work can
+ * start no earlier than that, and a parent ends only after its children (the joins at
+ * its end), so the run's span is the latest (start + own work) over all jobs, plus the
+ * root's digest, computed before the root job starts: in SHA-1 blocks, the only work
+ * uts charges. */
+typedef struct uts_pending {
+    uts_node_t *start;
+    size_t n;
+    uint64_t at; /* earliest start, in blocks */
+} uts_pending_t;
+
+typedef struct uts_replay {
+    uts_pending_t *v; /* jobs not replayed yet (a stack: depth first, as the search) */
+    size_t n, cap;
+    uint64_t at; /* the start of the job being replayed */
+} uts_replay_t;
+
+static int uts_replay_push(uts_replay_t *r, const uts_node_t *nodes, size_t k, uint64_t at)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        uts_pending_t *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        r->v = v;
+        r->cap = cap;
+    }
+    uts_node_t *start = malloc(k * sizeof *start);
+    if (!start)
+        return ENOMEM;
+    memcpy(start, nodes, k * sizeof *start);
+    r->v[r->n++] = (uts_pending_t){.start = start, .n = k, .at = at};
+    return 0;
+}
+
+static int uts_replay_split(void *arg, const uts_node_t *nodes, size_t k, uint64_t blocks)
+{
+    uts_replay_t *r = arg;
+    return uts_replay_push(r, nodes, k, r->at + blocks);
+}
+
+static double uts_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+{
+    (void)workers, (void)iter_ns;
+    const uts_params_t *t = uts_find_tree(args[0]);
+    if (!t)
+        return -1;
+    uts_replay_t r = {0};
+    uts_node_t root;
+    uts_root(t, &root);
+    int err = uts_replay_push(&r, &root, 1, 0);
+    uint64_t span = 0;
+    while (r.n > 0 && !err) {
+        uts_pending_t p = r.v[--r.n];
+        uts_deque_t d = {.v = p.start, .lo = 0, .hi = p.n, .cap = p.n};
+        uts_count_t c = {0};
+        r.at = p.at;
+        uint64_t own = uts_search(t, &d, &c, &err, uts_replay_split, &r);
+        if (p.at + own > span)
+            span = p.at + own;
+        free(d.v);
+    }
+    while (r.n > 0)
+        free(r.v[--r.n].start);
+    free(r.v);
+    return err ? -1 : (double)(span + 1) * sha1_ns;
+}
+
 static workload_t uts = {
     .name = "uts",
     .summary = "Unbalanced Tree Search (SHA-1 generator): count a T1/T3 tree, eager splitting",
@@ -222,5 +319,6 @@ static workload_t uts = {
     .test = {0},
     .sequential = uts_sequential,
     .parallel = uts_parallel,
+    .span_ns = uts_span_ns,
 };
 WORKLOAD_REGISTER(uts)

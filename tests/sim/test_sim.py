@@ -108,10 +108,43 @@ def test_span_is_the_critical_path_and_bounds_the_time(flat):
     for b in doc["benchmarks"]:
         assert b["span_s"] * 1e9 > g * 1000 + 1, b["span_s"]      # the delay is on the path
         assert b["real_time"] * 1e6 >= b["span_s"] * 1e9
+    # uts: the job tree's critical path, replayed with the real split points (test8: a
+    # SHA-1 block is 500 ns).  At least the deepest leaf's chain of digests (max_depth
+    # + 1 blocks, each made after its parent's), at most all the work, and below the
+    # simulated time on 4 workers; the same on every variant (the splits never depend
+    # on timing)
+    spans = set()
+    for v in ("chaselev", "threadpool"):
+        doc = json.loads(run(v, flat["test8"], 4, "uts", "0").stdout)
+        for b in doc["benchmarks"]:
+            span_ns = b["span_s"] * 1e9
+            assert (b["max_depth"] + 1) * 500 <= span_ns < b["work_s"] * 1e9, (span_ns, b)
+            assert b["real_time"] * 1e6 >= span_ns
+            spans.add(b["span_s"])
+    assert len(spans) == 1, spans
     # fib states no span: none is reported (the bound is then the work term alone); and
     # on unitcost it takes no simulated time at all, which must still be valid JSON
     doc = json.loads(run("chaselev", flat["unitcost"], 2, "fib", "10").stdout)
     assert all("span_s" not in b for b in doc["benchmarks"])
+
+
+def test_with_free_scheduling_and_enough_workers_the_time_is_the_span(tmp_path):
+    # An independent check of the stated spans: on test8 with every cost but the work
+    # made negligible (1 ps), 8 workers run every ready job of the small uts tree and
+    # every cell of a 6x6 dag wavefront at once, so the simulated time is the critical
+    # path itself.  A span that dropped a hand-over's offset (uts) or a cell (dag)
+    # would sit well below it.
+    m = modelmod.load(os.path.join(MODELS, "test8.json"))
+    for k, c in m["costs_ns"].items():
+        if k not in ("sha1_block",) and c["value"]:
+            c["value"] = 0.001
+    path = tmp_path / "free.flat"
+    path.write_text(modelmod.flatten(m))
+    for wl, args in (("uts", "0"), ("dag", "6,5")):
+        doc = json.loads(run("chaselev", str(path), 8, wl, args, reps=1).stdout)
+        for b in doc["benchmarks"]:
+            ratio = b["real_time"] * 1e-3 / b["span_s"]
+            assert 1.0 <= ratio < 1.01, (wl, ratio)
 
 
 def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
