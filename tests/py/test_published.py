@@ -62,11 +62,11 @@ def test_the_presented_run_measured_the_current_code(run_id):
                          f"since ({', '.join(changed[:5])}): republish")
 
 
-def code_changes(rev):
+def code_changes(rev, head="HEAD"):
     """Files under CODE_PATHS that differ between rev and HEAD, documentation (*.md) and
     the machine models (harness/machines/: read only by simulated runs, which record the
     model they used) aside: neither changes anything a real run measured."""
-    p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, "HEAD", "--"]
+    p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, head, "--"]
                        + list(CODE_PATHS), capture_output=True, text=True, check=True)
     return [f for f in p.stdout.split()
             if not f.endswith(".md") and not f.startswith("harness/machines/")]
@@ -82,3 +82,17 @@ def test_code_changes_sees_a_change_to_the_core():
         pytest.skip("not enough history in this clone")
     assert "common/sched.c" in code_changes(last + "~1")
     assert code_changes("HEAD") == []
+
+
+def test_code_changes_ignores_a_recalibrated_machine_model():
+    if tree("HEAD", "common") is None:
+        pytest.skip("not a git checkout")
+    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--",
+                           "harness/machines"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    if not last or tree(last + "~1", "common") is None:
+        pytest.skip("not enough history in this clone")
+    touched = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", last + "~1", last],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert any(f.startswith("harness/machines/") for f in touched)
+    assert not any(f.startswith("harness/machines/") for f in code_changes(last + "~1", last))
