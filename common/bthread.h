@@ -209,7 +209,7 @@ typedef struct bthread_worker_stats_t {
                                 worker, or from non-workers for tasks queued here */
     uint64_t flushed_tasks;  /* the NOSIGNAL tasks those flushes signalled */
     uint64_t elastic_parks;  /* elastic: times this worker deactivated (parked for good) */
-    uint64_t elastic_wakes;  /* elastic: sleepers this worker reactivated (long queues) */
+    uint64_t elastic_wakes;  /* elastic: times this worker was reactivated */
     uint64_t cpu_ns;         /* thread CPU time of the worker */
 } bthread_worker_stats_t;
 /* Fills up to max entries, returns the worker count (may exceed max), 0 when stopped. */

@@ -18,18 +18,29 @@
  *                       is reactivated.
  *
  * A deactivated worker is not in the parking lot: submitters' wake-ups (park_wake) never
- * claim it; it sleeps on its own futex word until elastic_reactivate (or shutdown).
+ * claim it; it sleeps on its own futex word until elastic_claim (a long queue elsewhere,
+ * or a push that raced with its deactivation) or shutdown.
  *
- * Why no task is stranded.  A worker deactivates only right after a search that found
- * its runnext slot, run queue and remote queue empty; from then on nobody adds to its
- * runnext slot or run queue (only the owner does), and tasks that land on its remote
- * queue (placement is round-robin) are taken by the others, whose steal rounds visit
- * every worker's remote queue.  Of those others at least ELASTIC_MIN_ACTIVE are not
- * deactivated (the count is kept by a CAS that refuses to go below it), and each of
- * them is either awake (it will search before it sleeps) or parked in the lot, where the
- * producer of any new task wakes it by the lot's own protocol.  So every queued task has
- * a worker that will run it; deactivation only takes parallelism away, and the long-queue
- * rule gives it back.
+ * Why no task is stranded.  A deactivated worker's runnext slot and run queue are empty
+ * (it deactivates only right after a search found them and its remote queue empty) and
+ * only their owner fills them.  Its remote queue must stay empty too: the others do not
+ * reliably look there (a worker with work of its own, e.g. two bthreads yielding to each
+ * other, never steals), so a task left there could wait for ever.  So non-workers place
+ * their tasks on active workers only (elastic_remote_target skips deactivated ones), and
+ * a push that races with a deactivation is caught by a Dekker pair:
+ *
+ *   deactivator (elastic_deactivate)      pusher (elastic_pushed, after its push)
+ *   deactivated = 1                       (the push: exchange on the queue's `in`)
+ *   fence(seq_cst)                        fence(seq_cst)
+ *   remote queue non-empty? stay active   deactivated? claim it and wake it
+ *
+ * The two fences fall in the single seq_cst order: whichever comes second sees the other
+ * side's write, so either the worker does not sleep or the pusher reactivates it.  Of the
+ * workers left, at least ELASTIC_MIN_ACTIVE are not deactivated (the count is kept by a
+ * CAS that refuses to go below it), and each is either awake (it searches before it
+ * sleeps) or parked in the lot, where the producer of any new task wakes it by the lot's
+ * own protocol.  So every queued task has a worker that will run it; deactivation only
+ * takes parallelism away, and the long-queue rule gives it back.
  *
  * No lost reactivation: the sleeper reads its word before it publishes `deactivated`;
  * a reactivator first claims it (deactivated 1 -> 0), then bumps the word and wakes the
@@ -93,29 +104,57 @@ static inline void elastic_teardown(void)
     park_teardown();
 }
 
+/* Any thread: claim slot s's worker if it is deactivated (1 -> 0) and wake it; false if
+ * it was not.  The claim is counted in the woken worker's statistics. */
+static inline bool elastic_claim(elastic_slot_t *s)
+{
+    int one = 1;
+    /* acquire (the claim): pairs with the sleeper's release of `deactivated`, so its
+     * read of the word comes before our bump and its futex compare sees it */
+    if (!atomic_load_explicit(&s->deactivated, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return false;
+    atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
+    stat_elastic(worker_at((int)(s - elastic.slots)), false);
+    /* release: pairs with the sleeper's acquire of the word (see above) */
+    atomic_fetch_add_explicit(&s->word, 1, memory_order_release);
+    futex_wake_private(&s->word, 1);
+    return true;
+}
+
 /* Any worker: reactivate one deactivated worker, if there is one. */
-static inline void elastic_reactivate(worker_t *self)
+static inline void elastic_reactivate(void)
 {
     /* relaxed: a hint; a deactivation we miss is reactivated by a later observation */
     if (atomic_load_explicit(&elastic.ndeactivated, memory_order_relaxed) == 0)
         return;
-    for (int i = 0; i < elastic.n; i++) {
-        elastic_slot_t *s = &elastic.slots[i];
-        int one = 1;
-        /* acquire (the claim): pairs with the sleeper's release of `deactivated`, so
-         * its read of the word comes before our bump and its futex compare sees it */
-        if (!atomic_load_explicit(&s->deactivated, memory_order_relaxed) ||
-            !atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0,
-                                                     memory_order_acquire,
-                                                     memory_order_relaxed))
-            continue;
-        atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
-        /* release: pairs with the sleeper's acquire of the word (see above) */
-        atomic_fetch_add_explicit(&s->word, 1, memory_order_release);
-        futex_wake_private(&s->word, 1);
-        stat_elastic(self, false);
-        return;
-    }
+    for (int i = 0; i < elastic.n; i++)
+        if (elastic_claim(&elastic.slots[i]))
+            return;
+}
+
+/* Any thread: where a non-worker's task goes: round-robin over the workers that are not
+ * deactivated (a relaxed hint: a race with a deactivation is caught by elastic_pushed). */
+static inline worker_t *elastic_remote_target(void)
+{
+    worker_t *t = remote_target_rr();
+    for (int k = 1; k < worker_count() &&
+                    atomic_load_explicit(&elastic.slots[worker_index(t)].deactivated,
+                                         memory_order_relaxed);
+         k++)
+        t = remote_target_rr();
+    return t;
+}
+
+/* Any thread, after pushing a task onto target's remote queue: if target deactivated
+ * meanwhile, bring it back (the pusher's half of the Dekker pair above). */
+static inline void elastic_pushed(worker_t *target)
+{
+    elastic_slot_t *s = &elastic.slots[worker_index(target)];
+    full_fence(); /* the push before the load below; pairs with elastic_deactivate's */
+    if (atomic_load_explicit(&s->deactivated, memory_order_relaxed))
+        elastic_claim(s);
 }
 
 /* Owner: one observation of its queues (long or not); reactivates one deactivated worker
@@ -130,7 +169,7 @@ static inline void elastic_observe(worker_t *w, bool long_now)
     if (++s->streak < ELASTIC_STREAK)
         return;
     s->streak = 0;
-    elastic_reactivate(w);
+    elastic_reactivate();
 }
 
 /* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active. */
@@ -150,16 +189,20 @@ static inline bool elastic_deactivate(worker_t *w)
     int seen = atomic_load_explicit(&s->word, memory_order_acquire);
     /* release: our read of the word above comes before a reactivator's bump */
     atomic_store_explicit(&s->deactivated, 1, memory_order_release);
-    while (!core_stopping() && atomic_load_explicit(&s->deactivated, memory_order_relaxed)) {
-        stat_park(w);
-        futex_wait_private(&s->word, seen, NULL);
-        seen = atomic_load_explicit(&s->word, memory_order_acquire);
+    full_fence(); /* the store before the look below; pairs with elastic_pushed's */
+    if (!worker_remote_maybe(w)) { /* else a push raced with us: stay active */
+        while (!core_stopping() && atomic_load_explicit(&s->deactivated, memory_order_relaxed)) {
+            stat_park(w);
+            futex_wait_private(&s->word, seen, NULL);
+            seen = atomic_load_explicit(&s->word, memory_order_acquire);
+        }
     }
-    /* Shutdown left us counted as deactivated: undo our own claim then. */
+    /* Shutdown, or a raced push, left us counted as deactivated: undo our own claim. */
     int one = 1;
     if (atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0, memory_order_relaxed,
                                                 memory_order_relaxed)) {
         atomic_fetch_sub_explicit(&elastic.ndeactivated, 1, memory_order_relaxed);
+        stat_elastic(w, false);
     }
     return true;
 }
@@ -219,5 +262,7 @@ static inline void elastic_backlog(worker_t *w)
 #define IDLE_WAIT(w) elastic_wait(w)
 #define IDLE_WAKE_ALL() elastic_wake_all()
 #define IDLE_BACKLOG(w) elastic_backlog(w)
+#define REMOTE_TARGET() elastic_remote_target()
+#define REMOTE_PUSHED(target) elastic_pushed(target)
 
 #endif /* SCHEDBENCH_IDLE_ELASTIC_H */

@@ -72,6 +72,8 @@ static inline __attribute__((unused)) int worker_count(void);
 static inline __attribute__((unused)) worker_t *worker_at(int i);
 static inline __attribute__((unused)) bool core_stopping(void);
 static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t);
+static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w);
+static inline __attribute__((unused)) worker_t *remote_target_rr(void);
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t);
 static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
 static inline __attribute__((unused)) void stat_park(worker_t *w);
@@ -473,6 +475,9 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool
 #ifndef IDLE_BACKLOG
 #define IDLE_BACKLOG(w) IDLE_WAKE(NULL) /* a remote take left tasks behind a full batch */
 #endif
+#ifndef REMOTE_PUSHED
+#define REMOTE_PUSHED(target) ((void)0) /* a task went onto another worker's remote queue */
+#endif
 #ifndef WORKER_ON_START
 #define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
 #endif
@@ -530,12 +535,14 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w)
 {
     return atomic_load_explicit(&w->st.tasks_run, memory_order_relaxed);
 }
+/* park: w deactivated (its owner counts); else w was reactivated, counted by whichever
+ * thread brought it back (an atomic add: the counter has more than one writer). */
 static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park)
 {
     if (park)
         STAT_INC(w, elastic_parks);
     else
-        STAT_INC(w, elastic_wakes);
+        atomic_fetch_add_explicit(&w->st.elastic_wakes, 1, memory_order_relaxed);
 }
 static inline __attribute__((unused)) void stat_wakeup(void)
 {
@@ -553,6 +560,15 @@ static inline __attribute__((unused)) uint64_t worker_random(worker_t *w) /* xor
 }
 
 static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remote, t); }
+
+/* Onto the remote queue of a worker the caller placed t on (not the caller's own). */
+static inline void push_to(worker_t *target, task_t *t)
+{
+    remote_push(target, t);
+    REMOTE_PUSHED(target);
+}
+
+static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w) { return rq_remote_maybe(&w->remote); }
 
 /* A task that did not fit w's run queue waits on w's remote queue instead. */
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remote_push(w, t); }
@@ -643,13 +659,13 @@ static void make_ready(worker_t *w, task_t *t, bool signal)
     if (w) {
         target = SPAWN_TARGET(w);
         if (target != w)
-            remote_push(target, t);
+            push_to(target, t);
         else if (!RQ_PUSH(w, t))
             spill(w, t);
     } else {
         u = signal ? NULL : unsignalled_now();
         target = u && u->n && u->target ? u->target : REMOTE_TARGET();
-        remote_push(target, t);
+        push_to(target, t);
     }
     if (signal) {
         IDLE_WAKE(STEALING ? NULL : target);
@@ -728,7 +744,7 @@ static void make_ready_again(worker_t *w, task_t *t, bool woken)
     if (READY_HOME) {
         worker_t *home = &ctl.workers[t->home];
         if (home != w) {
-            remote_push(home, t);
+            push_to(home, t);
             IDLE_WAKE(home);
             return;
         }

@@ -4,8 +4,8 @@
  * runs exactly once; bthread_flush from a worker, from a foreign thread, with nothing
  * pending, with the scheduler stopped and with a count left from before a shutdown;
  * NOSIGNAL with an urgent start; and, on `elastic`, that workers parked for good strand
- * no task (their remote queues are drained by the others, and one worker's long queue
- * brings them back).
+ * no task (nothing waits on their queues, even while the one active worker only runs
+ * bthreads that yield to each other, and one worker's long queue brings them back).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bthread.h"
@@ -367,7 +368,7 @@ Test(elastic, workers_parked_for_good_strand_no_task, .timeout = 120)
     if (elastic)
         cr_assert_geq(parked, 1, "no worker deactivated after 2000 wasteful bursts");
     expect = atomic_load(&ran);
-    /* 1: tasks placed round-robin on every remote queue, deactivated workers' too */
+    /* 1: tasks placed round-robin on the remote queues (of active workers on elastic) */
     pthread_t th;
     hit_run_t r = {.per_thread = 20000 / SCALE};
     long n = r.per_thread;
@@ -407,5 +408,101 @@ Test(elastic, workers_parked_for_good_strand_no_task, .timeout = 120)
     free(sub.tids);
     free(r.hits);
     bthread_countdown_destroy(&r.done);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- a parked-for-good worker's queue, while the active worker only yields ------------- */
+/* Two bthreads on one worker yield to each other until the two tasks a pthread starts
+ * have run.  A yield switches to work on its own worker and steals only when it finds
+ * none there, so a worker with two yielders never looks at other workers' queues: a
+ * task placed on a parked-for-good worker's remote queue then waits for ever (the CI
+ * hang of sync/rwlock_writers_exclusive on elastic, with a writer woken from a pthread).
+ * The yielders give up after YIELD_WAIT_S and report it, so a stranded task is a failure,
+ * not a hang. */
+#define YIELD_WAIT_S 10
+
+typedef struct yield_pair {
+    _Atomic int arrived;
+    bthread_t y[2];
+    _Atomic int gave_up;
+} yield_pair_t;
+
+static void *wait_yielding(void *arg)
+{
+    yield_pair_t *p = arg;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&p->arrived) < 2) {
+        bthread_yield();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > YIELD_WAIT_S) {
+            atomic_store(&p->gave_up, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void *start_yielders(void *arg) /* both go to this worker's own queue */
+{
+    yield_pair_t *p = arg;
+    for (int i = 0; i < 2; i++)
+        CHECK(bthread_start_background(&p->y[i], NULL, wait_yielding, p) == 0);
+    return NULL;
+}
+
+static void *arrive(void *arg)
+{
+    atomic_fetch_add(&((yield_pair_t *)arg)->arrived, 1);
+    return NULL;
+}
+
+/* On one worker, round after round: start a child (the start wakes the other, sleeping
+ * worker), take it back at once for an inline join, then stay busy for a while without a
+ * switch, so that the woken worker finds nothing and sleeps again: a wasted wake-up each
+ * round, until a worker is parked for good (elastic) or WASTE_ROUNDS are done. */
+#define WASTE_ROUNDS 200
+static void *waste_wakeups(void *arg)
+{
+    int *rounds = arg;
+    for (; *rounds < WASTE_ROUNDS && totals().eparks <= totals().ewakes; ++*rounds) {
+        bthread_t c;
+        CHECK(bthread_start_background(&c, NULL, count_one, NULL) == 0);
+        CHECK(bthread_join(c, NULL) == 0);
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2000000L);
+    }
+    return NULL;
+}
+
+Test(elastic, a_parked_for_good_workers_queue_is_served_while_the_others_yield, .timeout = 60)
+{
+    set_workers(2);
+    bool elastic = strcmp(bthread_variant_name(), "elastic") == 0;
+    bthread_t s, a[2];
+    int rounds = 0;
+    cr_assert_eq(bthread_start_background(&s, NULL, waste_wakeups, &rounds), 0);
+    cr_assert_eq(bthread_join(s, NULL), 0);
+    if (elastic)
+        cr_assert_gt(totals().eparks, totals().ewakes, "no worker parked for good (%d rounds)",
+                     rounds);
+    yield_pair_t p = {0};
+    cr_assert_eq(bthread_start_background(&s, NULL, start_yielders, &p), 0);
+    cr_assert_eq(bthread_join(s, NULL), 0);
+    /* round-robin placement from this pthread: one of two lands on each worker's queue,
+     * unless the variant places them elsewhere */
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_start_background(&a[i], NULL, arrive, &p), 0);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_join(p.y[i], NULL), 0);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_join(a[i], NULL), 0);
+    assert_no_failures();
+    cr_assert_eq(atomic_load(&p.gave_up), 0, "a task waited %d s behind two yielders",
+                 YIELD_WAIT_S);
+    cr_assert_eq(atomic_load(&p.arrived), 2);
     cr_assert_eq(bthread_shutdown(), 0);
 }
