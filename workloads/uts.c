@@ -91,11 +91,7 @@ static uint64_t uts_search(const uts_params_t *t, uts_deque_t *d, uts_count_t *c
     unsigned since_split = 0;
     while (d->hi > d->lo) {
         uts_node_t node = d->v[--d->hi];
-        int k = uts_num_children(t, &node);
-        c->nodes++;
-        c->leaves += k == 0;
-        if (node.height > c->max_depth)
-            c->max_depth = node.height;
+        int k = uts_visit(t, &node, c);
         for (int i = 0; i < k; i++) {
             uts_node_t child;
             uts_child(&node, i, &child);

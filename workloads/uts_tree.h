@@ -169,17 +169,25 @@ static inline int uts_stack_push(uts_stack_t *s, const uts_node_t *node)
     return 0;
 }
 
+/* Count one node into *c (every search does, the sequential one below and the jobs'
+ * in uts.c); returns its number of children. */
+static inline int uts_visit(const uts_params_t *t, const uts_node_t *node, uts_count_t *c)
+{
+    int k = uts_num_children(t, node);
+    c->nodes++;
+    c->leaves += k == 0;
+    if (node->height > c->max_depth)
+        c->max_depth = node->height;
+    return k;
+}
+
 /* Count the subtree under every node on s, depth first, emptying s.  0, or -1 when out
  * of memory (the counts are then partial). */
 static inline int uts_count_stack(const uts_params_t *t, uts_stack_t *s, uts_count_t *c)
 {
     while (s->n > 0) {
         uts_node_t node = s->v[--s->n];
-        int k = uts_num_children(t, &node);
-        c->nodes++;
-        c->leaves += k == 0;
-        if (node.height > c->max_depth)
-            c->max_depth = node.height;
+        int k = uts_visit(t, &node, c);
         for (int i = 0; i < k; i++) {
             uts_node_t child;
             uts_child(&node, i, &child);

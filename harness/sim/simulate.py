@@ -228,7 +228,8 @@ def medians(run_dir):
                     if e.error is None:
                         rows.setdefault(e.benchmark, []).append(e)
                 for name, es in rows.items():
-                    rec = {"n": len(es), "time_s": statistics.median(e.real_s for e in es)}
+                    rec = {"n": len(es), "time_s": statistics.median(e.real_s for e in es),
+                           "min_s": min(e.real_s for e in es), "max_s": max(e.real_s for e in es)}
                     for k in ("work_s", "span_s", "proc_cpu_s", "steals", "parks", "tasks_run"):
                         if all(k in e.counters for e in es):
                             rec[k] = statistics.median(e.counters[k] for e in es)

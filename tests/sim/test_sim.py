@@ -251,3 +251,18 @@ def test_kendall_tau():
     assert validate.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
     assert validate.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
     assert abs(validate.kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) - 2 / 3) < 1e-12
+
+
+def test_error_beyond_the_measured_range():
+    assert validate.beyond_range(1.5, 1.0, 2.0) == 0.0  # inside
+    assert validate.beyond_range(1.0, 1.0, 2.0) == 0.0 and validate.beyond_range(2.0, 1.0, 2.0) == 0.0
+    assert abs(validate.beyond_range(3.0, 1.0, 2.0) - 0.5) < 1e-12  # 50 % above the slowest
+    assert abs(validate.beyond_range(0.5, 1.0, 2.0) + 0.5) < 1e-12  # 50 % below the fastest
+    rows = [{"variant": "a", "workers": 1, "benchmark": "b/x", "measured_s": 1.0,
+             "predicted_s": p, "error": p - 1.0, "measured_min_s": 0.8, "measured_max_s": 1.2,
+             "beyond_range": validate.beyond_range(p, 0.8, 1.2)} for p in (1.1, 2.4)]
+    s = validate.summarize(rows)
+    assert s["within_range"] == 1
+    assert abs(s["worst_beyond_range"] - 1.0) < 1e-12  # 2.4 / 1.2 - 1
+    assert abs(s["median_spread"] - 0.5) < 1e-12  # 1.2 / 0.8 - 1
+    assert s["per_workload"]["b"]["within"] == 1 and abs(s["per_workload"]["b"]["worst"] - 1.4) < 1e-12
