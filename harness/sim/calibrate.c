@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,6 +184,36 @@ static double sleep_slack_ns(void)
     return low_pct(v, 51);
 }
 
+/* A fresh stack as common/stack.c maps one on a pool miss (the normal class, 1 MiB, and
+ * a one-page guard): mmap, mprotect of the guard, the first touch of the top page
+ * (stack_map); and its munmap (stack_unmap).  The median, not the fastest: what a
+ * mapping costs varies with the kernel's state (page zeroing, the VMA tree, TLB
+ * shootdowns) even on a quiet machine. */
+#define MAPS 201
+static void stack_map_ns(double *map, double *unmap)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = ((size_t)1 << 20) + page;
+    double v[MAPS], u[MAPS];
+    for (int i = 0; i < MAPS; i++) {
+        uint64_t t0 = now();
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0) {
+            perror("sim-calibrate: mmap/mprotect");
+            exit(1);
+        }
+        *(volatile char *)(m + len - 1) = 1;
+        uint64_t t1 = now();
+        munmap(m, len);
+        v[i] = (double)(t1 - t0);
+        u[i] = (double)(now() - t1);
+    }
+    qsort(v, MAPS, sizeof *v, cmp_d);
+    qsort(u, MAPS, sizeof *u, cmp_d);
+    *map = v[MAPS / 2];
+    *unmap = u[MAPS / 2];
+}
+
 /* ---- a cache line between two PUs ------------------------------------------------------ */
 #define HANDOFFS 2000
 #define PAIR_REPS 101 /* short runs, many: one of them fits between preemptions */
@@ -254,6 +285,9 @@ int main(int argc, char **argv)
     printf("clock_read %.3f\n", TIME_LOOP(5000, clock_gettime(CLOCK_MONOTONIC, &ts)));
     printf("thread_create %.3f\n", thread_create_ns());
     printf("sleep_slack %.3f\n", sleep_slack_ns());
+    double map, unmap;
+    stack_map_ns(&map, &unmap);
+    printf("stack_map %.3f\nstack_unmap %.3f\n", map, unmap);
     uint32_t h[5] = {1, 2, 3, 4, 5};
     uint8_t block[SHA1_BLOCK_SIZE] = {0};
     printf("sha1_block %.3f\n", TIME_LOOP(500, sha1_compress(h, block); block[0] = (uint8_t)h[0]));

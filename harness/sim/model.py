@@ -23,7 +23,7 @@ MACHINES = os.path.join(os.path.dirname(HERE), "machines")
 # The engine's cost names (sim_model.c: sim_cost_names and the transfer levels).
 COSTS = ("load_hit", "store_hit", "rmw", "fence", "switch", "syscall", "futex_wake",
          "wakeup_latency", "sched_yield", "pause", "clock_read", "thread_create",
-         "sleep_slack", "sha1_block", "code_access", "code_switch",
+         "sleep_slack", "sha1_block", "code_access", "code_switch", "stack_map", "stack_unmap",
          "xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
 LEVELS = ("pack", "numa", "l3", "l2", "core", "pu")
 MAX_PUS = 256

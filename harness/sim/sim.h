@@ -14,6 +14,10 @@
  *   pthread_once                          atomics and the simulated futex
  *   syscall(SYS_futex, ...)               wait: block until a wake event (+ wake-up
  *                                         latency) or the timeout; wake: the system call
+ *   mmap, munmap                          the real call, charged: a fresh mapping as
+ *                                         stack.c makes one on a pool miss (mmap,
+ *                                         mprotect of the guard, the first touch of the
+ *                                         top page: stack_map), an unmap (stack_unmap)
  *   clock_gettime, (clock_)nanosleep,     the simulated clock (per-thread CPU clocks
  *   usleep, sched_yield, sched_getcpu     are the thread's charged busy time)
  *   atomic_*_explicit, atomic_thread_fence   charged by cache line (a transfer by
@@ -39,6 +43,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,6 +79,8 @@
 #define sched_yield sim_sched_yield
 #define sched_getcpu sim_getcpu
 #define syscall sim_syscall
+#define mmap sim_mmap
+#define munmap sim_munmap
 #define bthread_jump_fcontext sim_jump_fcontext
 /* spinlock.h's pause: charged (the model's pause latency) and a scheduling point */
 #define __builtin_ia32_pause sim_cpu_relax

@@ -46,6 +46,8 @@ int sim_usleep(useconds_t us);
 int sim_sched_yield(void);
 int sim_getcpu(void);
 long sim_syscall(long nr, ...);
+void *sim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int sim_munmap(void *addr, size_t len);
 void sim_cpu_relax(void);
 intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intptr_t vp,
                            bool preserve_fpu);

@@ -648,6 +648,29 @@ int sim_usleep(useconds_t us)
     return sleep_until(cur->clock + (uint64_t)us * 1000000ull);
 }
 
+/* Memory mappings: only the stack allocator maps memory in the simulated sources, on a
+ * pool miss (its guard's mprotect and the first touch of the new stack's top page are
+ * in the same charge). */
+void *sim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (running) {
+        sched_point();
+        charge(sim_model.c[SIM_C_STACK_MAP]);
+        sim_stats.maps++;
+    }
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+int sim_munmap(void *addr, size_t len)
+{
+    if (running) {
+        sched_point();
+        charge(sim_model.c[SIM_C_STACK_UNMAP]);
+        sim_stats.unmaps++;
+    }
+    return munmap(addr, len);
+}
+
 int sim_sched_yield(void)
 {
     if (!running)

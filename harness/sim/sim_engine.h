@@ -31,6 +31,9 @@ enum sim_cost {
     SIM_C_SHA1_BLOCK,   /* one SHA-1 block compression (uts) */
     SIM_C_CODE_ACCESS,  /* the scheduler's own plain code, per charged atomic access */
     SIM_C_CODE_SWITCH,  /* the scheduler's own plain code, per switch (the switch path) */
+    SIM_C_STACK_MAP,    /* a fresh mapping (a stack on a pool miss): mmap, mprotect of its
+                           guard, the first touch of its top page */
+    SIM_C_STACK_UNMAP,  /* munmap of such a mapping */
     SIM_C_N
 };
 
@@ -53,6 +56,7 @@ extern sim_model_t sim_model;
 
 typedef struct sim_stats {
     uint64_t accesses, transfers, thread_switches, task_switches, futex_waits, futex_wakes;
+    uint64_t maps, unmaps; /* charged mmap / munmap calls (stacks on a pool miss) */
     uint64_t work_ps; /* charged task-body work (kernel, SHA-1) */
 } sim_stats_t;
 extern sim_stats_t sim_stats;

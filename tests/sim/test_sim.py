@@ -169,6 +169,28 @@ def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
         assert abs(b1["proc_cpu_s"] * 1e9 - expect_ns) < 1e-3, (b1["proc_cpu_s"], expect_ns)
 
 
+def test_fresh_stacks_are_charged_and_a_fifo_pool_maps_more(flat, tmp_path):
+    # a stack pool miss costs stack_map (mmap, guard, first touch) and its munmap
+    # stack_unmap: a 1-worker run's CPU time on unitcost plus these two is exactly
+    # jumps x 1 us + maps x stack_map + unmaps x stack_unmap, the run's own counts; and fib
+    # on the global FIFO queue (threadpool) holds a breadth-first front of suspended
+    # parents, each on its own stack, where the LIFO deque (chaselev) goes depth first
+    # (fib(25): a front past what the stack pool keeps after the warm-up run)
+    m = modelmod.load(os.path.join(MODELS, "unitcost.json"))
+    m["costs_ns"]["stack_map"] = {"value": 7000.0, "source": "test"}
+    m["costs_ns"]["stack_unmap"] = {"value": 3000.0, "source": "test"}
+    path = tmp_path / "stacks.flat"
+    path.write_text(modelmod.flatten(m))
+    maps = {}
+    for v in ("chaselev", "threadpool"):
+        doc = json.loads(run(v, str(path), 1, "fib", "25", reps=1).stdout)
+        b = doc["benchmarks"][0]
+        expect_ns = b["sim_jumps"] * 1000.0 + b["sim_maps"] * 7000.0 + b["sim_unmaps"] * 3000.0
+        assert abs(b["proc_cpu_s"] * 1e9 - expect_ns) < 1e-3, (v, b["proc_cpu_s"], expect_ns)
+        maps[v] = b["sim_maps"]
+    assert maps["threadpool"] > 10 * max(maps["chaselev"], 1), maps
+
+
 def test_dropped_wakeup_is_a_stall_naming_the_stuck_threads(flat):
     p = run("_broken_wake", flat["test8"], 2, "imbalance", "0,5,100,1,0,0", check=False)
     assert p.returncode == 3, p.stderr
