@@ -80,18 +80,26 @@ class Build:
             return os.path.join(self.root, "build", "ref", name, "bench")
         return os.path.join(self.root, "build", name, "bench")
 
-    def make(self, targets):
-        """Run `make <targets>` with its output on the terminal; True on success.  A
-        bundle has nothing to build: False."""
+    def make(self, targets, show="always"):
+        """Run `make <targets>`; True on success.  show: "always" (announced, its output
+        on the terminal), "failure" (silent unless it fails: bringing built binaries up
+        to date), "never" (a build that may fail and is then skipped with a warning).
+        A bundle has nothing to build: False."""
         if self.bundle is not None:
             print(f"{PROG}: a bundle builds nothing (missing: {' '.join(targets)})", file=sys.stderr)
             return False
         cmd = ["make", "-s", "--no-print-directory", "-C", self.root] + list(targets)
-        print(f"{PROG}: building: make {' '.join(targets)}", file=sys.stderr)
+        if show == "always":
+            print(f"{PROG}: building: make {' '.join(targets)}", file=sys.stderr)
         try:
-            return subprocess.run(cmd, env=self._make_env()).returncode == 0
+            p = subprocess.run(cmd, env=self._make_env(), text=True,
+                               stdout=None if show == "always" else subprocess.PIPE,
+                               stderr=None if show == "always" else subprocess.STDOUT)
         except OSError as e:
             raise UsageError(f"cannot run make: {e}") from e
+        if p.returncode != 0 and show == "failure":
+            print(f"{PROG}: make {' '.join(targets)} failed:\n{p.stdout}", file=sys.stderr, end="")
+        return p.returncode == 0
 
     def list_benchmarks(self, binary, full):
         """The benchmark names the binary lists (`--benchmark_list_tests`), in its order."""

@@ -230,7 +230,9 @@ def build_parser():
     p.add_argument("--resume", metavar="RUN", help="continue run RUN (an id, 'latest' or a path)")
     p.add_argument("--seed", type=int, help="seed of the point order (default: random, recorded)")
     p.add_argument("--timeout", type=float, metavar="S", help="limit per point in seconds")
-    p.add_argument("--no-build", action="store_true", help="do not run make for missing binaries")
+    p.add_argument("--no-build", action="store_true",
+                   help="do not run make (by default it brings the chosen binaries up to "
+                        "date: incremental, a second when nothing changed)")
     p.add_argument("--no-plot", action="store_true", help="skip the plots and REPORT.md at the end")
     p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--quiet", action="store_true", help="no progress output")

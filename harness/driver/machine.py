@@ -53,9 +53,22 @@ def git_info(root):
     return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=list(CODE_PATHS))
 
 
-def publishable(git):
-    """(True, '') when a run with this meta.json `git` record may be published, else
-    (False, why)."""
+def stale_binaries(rev, contexts):
+    """The binaries whose JSON context names another revision than `rev` (the tree's, in
+    full), or one with uncommitted changes: ["chaselev: 7f4ac87-dirty", ...].  Each bench
+    compiles in the revision it was built from (harness/rules.mk)."""
+    stale = []
+    for name, context in sorted((contexts or {}).items()):
+        built = str((context or {}).get("git_rev") or "unknown")
+        if built.endswith("-dirty") or len(built) < 7 or not rev.startswith(built):
+            stale.append(f"{name}: {built}")
+    return stale
+
+
+def publishable(git, contexts=None):
+    """(True, '') when a run with this meta.json `git` record, and these bench contexts
+    (meta.json bench_context, once the run has them), may be published, else (False,
+    why)."""
     if not isinstance(git, dict) or "code_dirty" not in git:
         return False, "it predates the recording of the code's state (meta.json git.code_dirty)"
     if not git.get("rev") or git.get("code_dirty") is None:
@@ -64,6 +77,11 @@ def publishable(git):
         shown = "; ".join(git["code_dirty"][:5]) + (" ..." if len(git["code_dirty"]) > 5 else "")
         return False, (f"it was measured with uncommitted changes in "
                        f"{' '.join(CODE_PATHS)}: {shown}")
+    stale = stale_binaries(git["rev"], contexts)
+    if stale:
+        shown = "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else "")
+        return False, (f"its binaries were built from another revision than the tree's "
+                       f"{git['rev'][:7]} ({shown}): rebuild (make all refs) and measure again")
     return True, ""
 
 

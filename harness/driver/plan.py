@@ -24,8 +24,11 @@ class Target:
 
 def select_targets(build, names, no_build):
     """The binaries to measure: the named variants/references (all when names is None),
-    building missing ones with make unless no_build.  A reference that was not asked for
-    by name and is not built is skipped with a warning."""
+    brought up to date with make unless no_build (or in a bundle, which builds nothing).
+    make is incremental, so an up-to-date tree costs a second; and a commit since the last
+    build rebuilds the revision stamp each bench records (harness/rules.mk), so the run
+    never measures binaries whose record names an older revision.  A reference that was
+    not asked for by name and cannot be built is skipped with a warning."""
     variants, references = build.variants, build.references
     if names:
         check_unknown(names, set(variants) | set(references), "variant")
@@ -35,12 +38,17 @@ def select_targets(build, names, no_build):
     def missing():
         return [t for t in targets if not os.access(t.binary, os.X_OK)]
 
-    if missing() and not no_build:
-        paths = [os.path.relpath(t.binary, build.root) for t in missing() if not t.reference]
+    if not no_build and build.bundle is None:
+        # announced when something is missing; else silent unless it fails
+        show = "always" if missing() else "failure"
+        paths = [os.path.relpath(t.binary, build.root) for t in targets if not t.reference]
         if paths:
-            build.make(paths)
-        if any(t.reference for t in missing()):
-            build.make(["refs"])
+            build.make(paths, show=show)
+        # one at a time: a reference whose library is missing must not stop the others
+        for t in targets:
+            if t.reference:
+                build.make([os.path.relpath(t.binary, build.root)],
+                           show=show if names else "never")
     for t in missing():
         rel = os.path.relpath(t.binary, build.root)
         if t.reference and not names:

@@ -123,7 +123,7 @@ def publish_run(run_dir, plots, root, prune_only=False):
     meta = read_meta(run_dir)
     if not meta:
         raise UsageError(f"{run_dir} has no meta.json: not a run directory")
-    ok, why = publishable(meta.get("git"))
+    ok, why = publishable(meta.get("git"), meta.get("bench_context"))
     if not ok and not prune_only:
         raise UsageError(f"{os.path.basename(run_dir)} is not publishable: {why}; measure "
                          "again from a clean checkout (or prune it with --prune-only)")

@@ -209,6 +209,10 @@ def finalize_run(run_dir):
     meta = dict(data.meta)
     meta["finished"] = now_iso()
     meta["bench_context"] = bench_context_summary(data.contexts)
+    was = meta.get("publishable")
+    meta["publishable"], why = publishable(meta.get("git"), meta["bench_context"])
+    if was and not meta["publishable"]:
+        warn(f"this run is not publishable: {why}")
     atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
     data.meta = meta
     return data

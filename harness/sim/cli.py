@@ -5,7 +5,7 @@ subcommands call):
   python3 -m harness.sim simulate --machine epyc16 --workers 1,2,4,8,16
         [--variants a,b] [--workloads a,b] [--reps 3] [--seed 1] [--jobs 1] [--all-sets]
         [--filter REGEX]
-        [--like REAL_RUN_DIR] [--out DIR]
+        [--like REAL_RUN_DIR] [--out DIR] [--no-build]
   python3 -m harness.sim validate --real REAL_RUN_DIR --sim SIM_RUN_DIR [--out FILE.md]
   python3 -m harness.sim flatten MODEL        the engine's flat form, to stdout
   python3 -m harness.sim models               the shipped models
@@ -51,6 +51,9 @@ def main(argv=None):
     s.add_argument("--filter", help="only the argument sets whose benchmark name matches")
     s.add_argument("--like", help="take the benchmarks (and variants) of this real run")
     s.add_argument("--out")
+    s.add_argument("--no-build", action="store_true",
+                   help="do not run `make sim` first (it is incremental, and by default "
+                        "brings the simulation build up to date)")
     v = sub.add_parser("validate", help="simulated vs measured: the error table")
     v.add_argument("--real", required=True)
     v.add_argument("--sim", required=True)
@@ -95,7 +98,8 @@ def main(argv=None):
             raise simmod.SimError("--reps must be >= 1")
         run_dir, failed = simmod.simulate(a.machine, variants, workloads, workers, a.reps, a.seed,
                                           a.out, a.jobs, a.all_sets, like, " ".join(sys.argv),
-                                          match=a.filter)
+                                          match=a.filter,
+                                          build=None if a.no_build else simmod.make_sim)
         from harness.sim import plots
         plots.plot(run_dir)
         print("simulate: wrote %s (SIMULATED.md)%s" % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))

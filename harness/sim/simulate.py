@@ -124,13 +124,33 @@ def run_point(point, run_dir, flat, reps, seed):
             "finished": datetime.datetime.now().isoformat(timespec="seconds")}
 
 
+def make_sim(root=ROOT):
+    """Bring the simulation build up to date (`make sim`; incremental, so a second when
+    nothing changed): a commit since the last build rebuilds the revision each simbench
+    records, so a simulated run never names an older revision than the one it ran.
+    Silent unless make fails (SimError with its output).  Not in a tree without a
+    Makefile, nor for another build folder (SB_SIM_BUILD: the tests' clang build)."""
+    if SIM_BUILD != "build-sim" or not os.path.exists(os.path.join(root, "Makefile")):
+        return
+    env = dict(os.environ)
+    env.pop("MAKEFLAGS", None)
+    p = subprocess.run(["make", "-s", "--no-print-directory", "-C", root, "sim"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise SimError("`make sim` failed:\n" + p.stdout.strip())
+
+
 def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jobs=1,
-             all_sets=False, like=None, command="", echo=print, match=None):
+             all_sets=False, like=None, command="", echo=print, match=None, build=None):
+    """build: called once the model and the worker counts are known good, before the
+    binaries are looked for (the command line passes make_sim)."""
     m = modelmod.load(machine)
     bad = [n for n in workers if n < 1 or n > m["npus"]]
     if bad:
         raise modelmod.ModelError("--workers %s: the model %s has %d PUs (1..%d workers)"
                                   % (",".join(map(str, bad)), m["name"], m["npus"], m["npus"]))
+    if build:
+        build()
     have = variants_built()
     if not have:
         raise SimError("no simulation build: run `make sim` first")

@@ -24,7 +24,8 @@ def test_a_bundle_sweeps_without_make_and_records_its_build(fake_root):
     b = build.Build(root)
     assert (b.variants, b.references, b.workloads) == (["chaselev", "threadpool"], ["tbb"], ["fib"])
     assert b.make(["all"]) is False
-    p = cli("run", "--root", root, "--workers", "1", "--no-plot", "--quiet")
+    p = cli("run", "--root", root, "--workers", "1", "--no-plot", "--quiet",
+            env=dict(FAKE_BENCH_GIT_REV="1" * 7))
     assert p.returncode == 0, p.stderr
     (run_id,) = os.listdir(os.path.join(root, "results"))
     meta = json.load(open(os.path.join(root, "results", run_id, "meta.json")))

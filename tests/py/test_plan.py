@@ -41,3 +41,18 @@ def test_other_benchmark_families_run_only_when_named(fake_root):
     assert sorted(p["workload"] for p in default) == ["fib", "granularity", "imbalance"]
     (switch,) = plan.plan_points(tree, list(targets), ["switch"], [1], None, False)
     assert switch["benchmarks"] == ["switch/roundtrip"]
+
+
+def test_a_run_brings_even_built_binaries_up_to_date(fake_root, monkeypatch):
+    """make runs for every chosen binary, built or not (it is incremental): a commit since
+    the last build then rebuilds the revision each bench records, so a run never measures
+    binaries that say they are older than the tree.  --no-build calls no make at all."""
+    tree = build.Build(fake_root)
+    calls = []
+    monkeypatch.setattr(tree, "make", lambda targets, **kw: calls.append(list(targets)) or True)
+    targets = plan.select_targets(tree, ["chaselev", "tbb"], no_build=False)
+    assert [t.name for t in targets] == ["chaselev", "tbb"]
+    assert calls == [["build/chaselev/bench"], ["build/ref/tbb/bench"]]
+    calls.clear()
+    plan.select_targets(tree, None, no_build=True)
+    assert calls == []

@@ -24,11 +24,14 @@ def all_text(directory):
         yield path, publish.read_text(path)
 
 
+FAKE_REV = "0123abc" + "0" * 33  # the revision fake_bench.py's binaries say they were built from
+
+
 def mark_clean(run_dir):
     """meta.json as a run from a clean checkout records it."""
     path = os.path.join(run_dir, "meta.json")
     meta = json.load(open(path))
-    meta["git"] = dict(rev="0" * 40, dirty=False, code_dirty=[], code_paths=["asm"])
+    meta["git"] = dict(rev=FAKE_REV, dirty=False, code_dirty=[], code_paths=["asm"])
     json.dump(meta, open(path, "w"))
 
 
@@ -99,6 +102,25 @@ def test_a_dirty_code_tree_is_named_in_the_refusal():
     ok, why = publish.publishable(dict(rev="abc", dirty=True))
     assert not ok and "predates" in why
     assert publish.publishable(dict(rev="abc", code_dirty=[]))[0]
+
+
+def test_binaries_built_from_another_revision_are_named_in_the_refusal(fake_root):
+    """The tree's revision is not enough: each bench records the revision it was built
+    from, and a run whose binaries predate the tree's last commit did not measure it."""
+    run_dir, _ = sweep(fake_root)
+    mark_clean(run_dir)
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    meta["git"]["rev"] = "fedcba9" + "0" * 33
+    json.dump(meta, open(os.path.join(run_dir, "meta.json"), "w"))
+    p = cli("publish", "--root", fake_root, os.path.basename(run_dir))
+    assert p.returncode == 2, p.stderr
+    assert "another revision" in p.stderr and "chaselev: 0123abc" in p.stderr, p.stderr
+    assert os.path.isdir(os.path.join(run_dir, "logs"))      # refused: nothing pruned
+    git = dict(rev="0123abc" + "0" * 33, code_dirty=[])
+    assert publish.publishable(git, {"chaselev": {"git_rev": "0123abc"}})[0]
+    for built in ("0123abc-dirty", "0123ab", "unknown", None):
+        ok, why = publish.publishable(git, {"chaselev": {"git_rev": built}})
+        assert not ok and f"chaselev: {built or 'unknown'}" in why, built
 
 
 def test_run_publish_refuses_a_run_outside_git_after_measuring(fake_root):

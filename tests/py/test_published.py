@@ -52,7 +52,7 @@ def test_the_presented_run_measured_the_current_code(run_id):
     left = absolute_paths([run_dir, os.path.join(ROOT, "plots", run_id)],
                           measuring_roots(run_dir, [ROOT]))
     assert not left, f"{left[0][0]} names the absolute path {left[0][1]}: ./run.py publish {run_id}"
-    ok, why = publishable(git)
+    ok, why = publishable(git, meta.get("bench_context"))
     assert ok and meta.get("publishable"), f"results/{run_id}: {why or 'not marked publishable'}"
     rev = git["rev"]
     if tree(rev, "common") is None:

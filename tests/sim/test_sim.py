@@ -288,3 +288,26 @@ def test_error_beyond_the_measured_range():
     assert abs(s["worst_beyond_range"] - 1.0) < 1e-12  # 2.4 / 1.2 - 1
     assert abs(s["median_spread"] - 0.5) < 1e-12  # 1.2 / 0.8 - 1
     assert s["per_workload"]["b"]["within"] == 1 and abs(s["per_workload"]["b"]["worst"] - 1.4) < 1e-12
+
+
+def test_simulate_builds_only_after_the_model_and_workers_are_known_good():
+    """The command line's `make sim` (simulate's build callback) runs once the input is
+    known good: bad input is refused at once, before any build."""
+    from harness.sim import simulate as simmod
+    calls = []
+
+    class Built(Exception):
+        pass
+
+    def build():
+        calls.append(1)
+        raise Built()
+
+    with pytest.raises(modelmod.ModelError):
+        simmod.simulate("no-such-machine", None, None, [1], build=build)
+    with pytest.raises(modelmod.ModelError):
+        simmod.simulate(os.path.join(MODELS, "test8.json"), None, None, [16], build=build)
+    assert calls == []
+    with pytest.raises(Built):
+        simmod.simulate(os.path.join(MODELS, "test8.json"), None, None, [1, 8], build=build)
+    assert calls == [1]
