@@ -157,12 +157,12 @@ static int dag_parallel(const long *args, wl_run_t *out)
 }
 
 /* The span: a path from (0, 0) to (n-1, n-1) through 2n - 1 cells, all of one grain. */
-static double dag_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+static double dag_span_ns(const long *args, int workers, const wl_costs_t *costs)
 {
-    (void)workers, (void)sha1_ns;
+    (void)workers;
     if (args[0] < 1 || args[1] < 0)
         return -1;
-    return (double)(2 * args[0] - 1) * (double)wl_grain_iters((double)args[1]) * iter_ns;
+    return (double)(2 * args[0] - 1) * (double)wl_grain_iters((double)args[1]) * costs->iter_ns;
 }
 
 static workload_t dag = {

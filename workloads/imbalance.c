@@ -157,9 +157,9 @@ static int imb_parallel(const long *args, wl_run_t *out)
 
 /* The span: tasks are independent, so the longest task, after its submitter's delay
  * (late = 1: the upper half of the submitters start late). */
-static double imb_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+static double imb_span_ns(const long *args, int workers, const wl_costs_t *costs)
 {
-    (void)sha1_ns;
+    double iter_ns = costs->iter_ns;
     wl_imbalance_t p;
     if (wl_imbalance_parse(args, &p) != 0)
         return -1;

@@ -117,12 +117,12 @@ static int batch_parallel(const long *args, wl_run_t *out)
 }
 
 /* The span: independent tasks of one grain. */
-static double batch_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+static double batch_span_ns(const long *args, int workers, const wl_costs_t *costs)
 {
-    (void)workers, (void)sha1_ns;
+    (void)workers;
     if (args[0] < 1 || args[3] < 0)
         return -1;
-    return (double)wl_grain_iters((double)args[3] / 1000.0) * iter_ns;
+    return (double)wl_grain_iters((double)args[3] / 1000.0) * costs->iter_ns;
 }
 
 /* The sweep: batch 0 (per-task signal), 1, 4, 16, 32, 64; from a foreign pthread and

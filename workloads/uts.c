@@ -76,26 +76,33 @@ typedef struct uts_children {
 
 static void *uts_job_main(void *arg);
 
+/* A search's own work so far, in the units uts charges: SHA-1 blocks (one per child
+ * generated) and node visits (uts_visit). */
+typedef struct uts_work {
+    uint64_t blocks, nodes;
+} uts_work_t;
+
 /* How a search hands the k nodes at the bottom of its stack (nodes[0..k)) to a new job,
- * after `blocks` SHA-1 blocks of its own work: 0 when handed over, else the nodes stay. */
-typedef int (*uts_split_fn)(void *ctx, const uts_node_t *nodes, size_t k, uint64_t blocks);
+ * after `done` of its own work: 0 when handed over, else the nodes stay. */
+typedef int (*uts_split_fn)(void *ctx, const uts_node_t *nodes, size_t k, uts_work_t done);
 
 /* A job's search, shared by the real job and the span's replay (uts_span_ns), so both
  * split at the very same points: depth first from the nodes in d, offering the bottom
- * of the stack every UTS_SPLIT_EVERY nodes.  Counts into *c; returns the SHA-1 blocks
- * it computed (one per child generated), or sets *err on ENOMEM. */
-static uint64_t uts_search(const uts_params_t *t, uts_deque_t *d, uts_count_t *c, int *err,
-                           uts_split_fn split, void *ctx)
+ * of the stack every UTS_SPLIT_EVERY nodes.  Counts into *c; returns the work it did,
+ * or sets *err on ENOMEM. */
+static uts_work_t uts_search(const uts_params_t *t, uts_deque_t *d, uts_count_t *c, int *err,
+                             uts_split_fn split, void *ctx)
 {
-    uint64_t blocks = 0;
+    uts_work_t w = {0, 0};
     unsigned since_split = 0;
     while (d->hi > d->lo) {
         uts_node_t node = d->v[--d->hi];
         int k = uts_visit(t, &node, c);
+        w.nodes++;
         for (int i = 0; i < k; i++) {
             uts_node_t child;
             uts_child(&node, i, &child);
-            blocks++;
+            w.blocks++;
             if (uts_deque_push(d, &child) != 0) {
                 *err = ENOMEM;
                 d->lo = d->hi; /* give up this subtree; the error fails the run */
@@ -109,11 +116,11 @@ static uint64_t uts_search(const uts_params_t *t, uts_deque_t *d, uts_count_t *c
                 n = UTS_SPLIT_MAX;
             /* A failed hand-over (no memory, no task slot) keeps the nodes here: the
              * count stays right, only the parallelism is lost. */
-            if (split(ctx, d->v + d->lo, n, blocks) == 0)
+            if (split(ctx, d->v + d->lo, n, w) == 0)
                 d->lo += n;
         }
     }
-    return blocks;
+    return w;
 }
 
 struct uts_job_ctx {
@@ -123,9 +130,9 @@ struct uts_job_ctx {
 
 /* The real hand-over: a new job (a bthread) searches from a copy of the nodes.  0, or
  * an errno value. */
-static int uts_split(void *arg, const uts_node_t *nodes, size_t k, uint64_t blocks)
+static int uts_split(void *arg, const uts_node_t *nodes, size_t k, uts_work_t done)
 {
-    (void)blocks;
+    (void)done;
     struct uts_job_ctx *x = arg;
     uts_job_t *self = x->self;
     uts_children_t *ch = x->ch;
@@ -236,24 +243,30 @@ static int uts_parallel(const long *args, wl_run_t *out)
 
 /* ---- the span (Brent's bound in simulated runs) ----------------------------------------
  * Every job of a run, replayed one after another with the real job's search and split
- * points (uts_search).  A job handed over after `blocks` of its parent's own work can
- * start no earlier than that, and a parent ends only after its children (the joins at
- * its end), so the run's span is the latest (start + own work) over all jobs, plus the
- * root's digest, computed before the root job starts: in SHA-1 blocks, the only work
- * uts charges. */
+ * points (uts_search).  A job handed over after some of its parent's own work can start
+ * no earlier than that, and a parent ends only after its children (the joins at its
+ * end), so the run's span is the latest (start + own work) over all jobs, plus the
+ * root's digest (one block), computed before the root job starts.  The work is what uts
+ * charges: SHA-1 blocks and node visits, at the model's costs. */
 typedef struct uts_pending {
     uts_node_t *start;
     size_t n;
-    uint64_t at; /* earliest start, in blocks */
+    double at; /* earliest start, ns */
 } uts_pending_t;
 
 typedef struct uts_replay {
     uts_pending_t *v; /* jobs not replayed yet (a stack: depth first, as the search) */
     size_t n, cap;
-    uint64_t at; /* the start of the job being replayed */
+    double at; /* the start of the job being replayed */
+    const wl_costs_t *costs;
 } uts_replay_t;
 
-static int uts_replay_push(uts_replay_t *r, const uts_node_t *nodes, size_t k, uint64_t at)
+static double uts_work_ns(uts_work_t w, const wl_costs_t *costs)
+{
+    return (double)w.blocks * costs->sha1_ns + (double)w.nodes * costs->uts_node_ns;
+}
+
+static int uts_replay_push(uts_replay_t *r, const uts_node_t *nodes, size_t k, double at)
 {
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 256;
@@ -271,37 +284,37 @@ static int uts_replay_push(uts_replay_t *r, const uts_node_t *nodes, size_t k, u
     return 0;
 }
 
-static int uts_replay_split(void *arg, const uts_node_t *nodes, size_t k, uint64_t blocks)
+static int uts_replay_split(void *arg, const uts_node_t *nodes, size_t k, uts_work_t done)
 {
     uts_replay_t *r = arg;
-    return uts_replay_push(r, nodes, k, r->at + blocks);
+    return uts_replay_push(r, nodes, k, r->at + uts_work_ns(done, r->costs));
 }
 
-static double uts_span_ns(const long *args, int workers, double iter_ns, double sha1_ns)
+static double uts_span_ns(const long *args, int workers, const wl_costs_t *costs)
 {
-    (void)workers, (void)iter_ns;
+    (void)workers;
     const uts_params_t *t = uts_find_tree(args[0]);
     if (!t)
         return -1;
-    uts_replay_t r = {0};
+    uts_replay_t r = {.costs = costs};
     uts_node_t root;
     uts_root(t, &root);
     int err = uts_replay_push(&r, &root, 1, 0);
-    uint64_t span = 0;
+    double span = 0;
     while (r.n > 0 && !err) {
         uts_pending_t p = r.v[--r.n];
         uts_deque_t d = {.v = p.start, .lo = 0, .hi = p.n, .cap = p.n};
         uts_count_t c = {0};
         r.at = p.at;
-        uint64_t own = uts_search(t, &d, &c, &err, uts_replay_split, &r);
-        if (p.at + own > span)
-            span = p.at + own;
+        double end = p.at + uts_work_ns(uts_search(t, &d, &c, &err, uts_replay_split, &r), costs);
+        if (end > span)
+            span = end;
         free(d.v);
     }
     while (r.n > 0)
         free(r.v[--r.n].start);
     free(r.v);
-    return err ? -1 : (double)(span + 1) * sha1_ns;
+    return err ? -1 : span + costs->sha1_ns;
 }
 
 static workload_t uts = {

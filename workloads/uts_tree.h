@@ -173,6 +173,9 @@ static inline int uts_stack_push(uts_stack_t *s, const uts_node_t *node)
  * in uts.c); returns its number of children. */
 static inline int uts_visit(const uts_params_t *t, const uts_node_t *node, uts_count_t *c)
 {
+#ifdef SB_SIM
+    sim_charge_work(SIM_WORK_UTS_NODE, 1); /* simulated time: the node's work but SHA-1 */
+#endif
     int k = uts_num_children(t, node);
     c->nodes++;
     c->leaves += k == 0;

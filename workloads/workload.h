@@ -46,6 +46,13 @@ static inline void wl_counter_add(wl_run_t *r, const char *name, double value)
     }
 }
 
+/* The charged work's costs a span is measured in (simulated runs: the model's). */
+typedef struct wl_costs {
+    double iter_ns;     /* one wl_kernel.h iteration */
+    double sha1_ns;     /* one SHA-1 block (sha1_compress) */
+    double uts_node_ns; /* a uts node's work besides its SHA-1 block (uts_visit) */
+} wl_costs_t;
+
 typedef struct workload {
     const char *name;                      /* "fib": the benchmark name's first part */
     const char *summary;                   /* one line for --benchmark_list_tests / docs */
@@ -64,11 +71,11 @@ typedef struct workload {
     int (*parallel)(const long *args, wl_run_t *out);
     /* Optional (NULL: not known): the span of one run, in nanoseconds, for Brent's bound
      * T_P >= max(work / P, span) that simulated runs draw.  The longest chain of charged
-     * work (wl_kernel.h iterations at iter_ns each, SHA-1 blocks at sha1_ns) in which each
-     * piece must wait for the one before it, plus any wait the workload puts on that
-     * chain itself (a late wave's delay, which may depend on `workers`).  Computed from
-     * the workload's structure, with no bthreads; the scheduler's costs are not in it. */
-    double (*span_ns)(const long *args, int workers, double iter_ns, double sha1_ns);
+     * work (at the model's wl_costs_t) in which each piece must wait for the one before
+     * it, plus any wait the workload puts on that chain itself (a late wave's delay,
+     * which may depend on `workers`).  Computed from the workload's structure, with no
+     * bthreads; the scheduler's costs are not in it. */
+    double (*span_ns)(const long *args, int workers, const struct wl_costs *costs);
     struct workload *next; /* registry link, set by workload_register() */
 } workload_t;
 

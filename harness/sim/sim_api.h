@@ -19,7 +19,7 @@ enum sim_access_kind { SIM_LOAD, SIM_STORE, SIM_RMW, SIM_FENCE };
  * simulated thread (mo: the C11 memory order). */
 void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo);
 
-enum sim_work_kind { SIM_WORK_KERNEL_ITER, SIM_WORK_SHA1_BLOCK };
+enum sim_work_kind { SIM_WORK_KERNEL_ITER, SIM_WORK_SHA1_BLOCK, SIM_WORK_UTS_NODE };
 /* Charge `units` of task-body work of a kind the cost model prices. */
 void sim_charge_work(enum sim_work_kind kind, uint64_t units);
 

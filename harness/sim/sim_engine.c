@@ -435,7 +435,9 @@ void sim_charge_work(enum sim_work_kind kind, uint64_t units)
 {
     if (!running)
         return;
-    uint64_t per = kind == SIM_WORK_KERNEL_ITER ? sim_model.kernel_iter_ps : sim_model.c[SIM_C_SHA1_BLOCK];
+    uint64_t per = kind == SIM_WORK_KERNEL_ITER  ? sim_model.kernel_iter_ps
+                   : kind == SIM_WORK_SHA1_BLOCK ? sim_model.c[SIM_C_SHA1_BLOCK]
+                                                 : sim_model.c[SIM_C_UTS_NODE];
     charge(per * units);
     sim_stats.work_ps += per * units;
 }

@@ -34,6 +34,8 @@ enum sim_cost {
     SIM_C_STACK_MAP,    /* a fresh mapping (a stack on a pool miss): mmap, mprotect of its
                            guard, the first touch of its top page */
     SIM_C_STACK_UNMAP,  /* munmap of such a mapping */
+    SIM_C_UTS_NODE,     /* a uts node's work besides its SHA-1 block (the child-count draw:
+                           two log() calls; the digest's copies and padding) */
     SIM_C_N
 };
 

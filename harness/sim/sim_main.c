@@ -305,9 +305,12 @@ int main(int argc, char **argv)
     setenv("SCHEDBENCH_TOPOLOGY", sim_model.topology, 1); /* numa: the model's victim order */
     setenv("SCHEDBENCH_BIND", "0", 1);
     expected = wl->sequential(opt.args);
-    if (wl->span_ns)
-        span_ns = wl->span_ns(opt.args, opt.workers, (double)sim_model.kernel_iter_ps / 1e3,
-                              (double)sim_model.c[SIM_C_SHA1_BLOCK] / 1e3);
+    if (wl->span_ns) {
+        const wl_costs_t costs = {.iter_ns = (double)sim_model.kernel_iter_ps / 1e3,
+                                  .sha1_ns = (double)sim_model.c[SIM_C_SHA1_BLOCK] / 1e3,
+                                  .uts_node_ns = (double)sim_model.c[SIM_C_UTS_NODE] / 1e3};
+        span_ns = wl->span_ns(opt.args, opt.workers, &costs);
+    }
 
     reps = calloc((size_t)opt.reps, sizeof *reps);
     if (!reps)

@@ -134,10 +134,14 @@ def test_with_free_scheduling_and_enough_workers_the_time_is_the_span(tmp_path):
     # every cell of a 6x6 dag wavefront at once, so the simulated time is the critical
     # path itself.  A span that dropped a hand-over's offset (uts) or a cell (dag)
     # would sit well below it.
+    # uts charges a node's visit too (uts_node, 250 ns here): the span must hold it, and
+    # the work is exactly one block and one visit per node (the root's digest is the
+    # block no child made).
     m = modelmod.load(os.path.join(MODELS, "test8.json"))
     for k, c in m["costs_ns"].items():
         if k not in ("sha1_block",) and c["value"]:
             c["value"] = 0.001
+    m["costs_ns"]["uts_node"]["value"] = 250.0
     path = tmp_path / "free.flat"
     path.write_text(modelmod.flatten(m))
     for wl, args in (("uts", "0"), ("dag", "6,5")):
@@ -145,6 +149,8 @@ def test_with_free_scheduling_and_enough_workers_the_time_is_the_span(tmp_path):
         for b in doc["benchmarks"]:
             ratio = b["real_time"] * 1e-3 / b["span_s"]
             assert 1.0 <= ratio < 1.01, (wl, ratio)
+            if wl == "uts":
+                assert abs(b["work_s"] * 1e9 - b["items"] * (500 + 250)) < 1e-3, b
 
 
 def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
