@@ -6,7 +6,10 @@ same L3, same NUMA node, same package, other package), and writes
 harness/machines/<name>.json (default name "here") with the hwloc topology
 (`lstopo --of synthetic`, reduced to the levels the engine knows).  Every number's
 source names the tool, the host, the date and the load average at the time: the
-machine may be shared, so the tool takes the fastest of repeated loops.
+machine may be shared, so the tool takes the fastest of repeated loops.  A line
+transfer is the mean of PAIR_RUNS runs spread over a few seconds, each the fastest of
+its own loops: a VM's two vCPUs may sit on near and on far cores in turn (this one: 26
+or 147 ns, changing within a second), and a benchmark run sees the mixture.
 Transfer levels the machine does not have are filled with the nearest measured level
 and say so (no pair of workers is ever charged at that level on this topology).
 
@@ -18,19 +21,21 @@ time per item minus the simulated one without these two costs, divided between t
 accesses and the switches the simulation counts per item (two equations, two unknowns).
 Those two benchmarks are therefore in-sample when the model is validated.
 """
-import statistics
-import tempfile
 import datetime
 import json
 import os
 import re
 import socket
+import statistics
 import subprocess
+import tempfile
+import time
 
 from harness.sim import model as modelmod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROUNDS = 3
+PAIR_RUNS, PAIR_GAP_S = 15, 0.4
 XFER = ("xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
 
 
@@ -116,24 +121,36 @@ def run(tool, name, out_dir, echo=print):
                 vals[k] = max(vals.get(k, 0.0), v)
             else:
                 vals[k] = min(vals.get(k, v), v)
+    # A uts node's work but its SHA-1 block: the difference of the two best rounds (each
+    # an undisturbed estimate; the best round of a difference would be biased low)
+    vals["uts_node"] = max(0.0, vals.pop("uts_visit") - vals["sha1_block"])
     ids = pu_ids(synth)
     pairs = {}
     for j in range(1, len(ids)):
         d = distance(ids[0], ids[j])
         if d and d not in pairs:
             pairs[d] = j
-    xfer = {}
+    xfer, spread = {}, {}
     for d, j in sorted(pairs.items()):
-        echo("calibrate: cache-line transfer PU 0 <-> PU %d (%s)" % (j, d))
-        out = subprocess.run([tool, "pair", "0", str(j)], check=True, capture_output=True,
-                             text=True).stdout.split()
-        xfer[d] = float(out[3])
+        echo("calibrate: cache-line transfer PU 0 <-> PU %d (%s), %d runs %.1f s apart"
+             % (j, d, PAIR_RUNS, PAIR_GAP_S))
+        runs = []
+        for k in range(PAIR_RUNS):
+            if k:
+                time.sleep(PAIR_GAP_S)
+            out = subprocess.run([tool, "pair", "0", str(j)], check=True, capture_output=True,
+                                 text=True).stdout.split()
+            runs.append(float(out[3]))
+        xfer[d] = statistics.mean(runs)
+        spread[d] = (min(runs), max(runs))
     costs = {k: {"value": round(v, 3), "source": src}
              for k, v in vals.items() if k != "kernel_iters_per_us"}
     for i, d in enumerate(XFER):
         if d in xfer:
             costs[d] = {"value": round(xfer[d], 3),
-                        "source": src + "; ping-pong between PU 0 and PU %d" % pairs[d]}
+                        "source": src + "; ping-pong between PU 0 and PU %d: the mean of %d "
+                        "runs %.1f s apart, %.1f-%.1f ns" % (pairs[d], PAIR_RUNS, PAIR_GAP_S,
+                                                              spread[d][0], spread[d][1])}
             continue
         near = [x for x in XFER if x in xfer]
         if not near:
