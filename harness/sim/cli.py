@@ -41,7 +41,8 @@ def main(argv=None):
     c.add_argument("--tool", default=os.path.join(simmod.ROOT, "build", "sim-calibrate"))
     s = sub.add_parser("simulate", help="a sweep in simulated time on a machine model")
     s.add_argument("--machine", required=True)
-    s.add_argument("--workers", type=_ints, default=[1, 2, 4, 8, 16])
+    s.add_argument("--workers", type=_ints,
+                   help="worker counts (default: the --like run's, else 1,2,4,8,16)")
     s.add_argument("--variants")
     s.add_argument("--workloads")
     s.add_argument("--reps", type=int, default=3)
@@ -79,19 +80,23 @@ def main(argv=None):
             from harness.sim import validate
             out = a.out or os.path.join(simmod.ROOT, "results", "validation",
                                         "%s.md" % os.path.basename(os.path.normpath(a.sim)))
-            st = validate.write(a.real, a.sim, out)
+            try:
+                st = validate.write(a.real, a.sim, out)
+            except (ValueError, OSError) as e:
+                raise simmod.SimError(str(e)) from None
             print("validate: %d points, median |error| %.1f %%, worst %.1f %% -> %s"
                   % (st["n"], 100 * st["median_abs_error"], 100 * st["worst_abs_error"], out))
             return 0
         like = None
         variants = _list(a.variants)
         workloads = _list(a.workloads)
-        workers = a.workers
+        workers = a.workers or [1, 2, 4, 8, 16]
         if a.like:
             real = simmod.medians(a.like)
             if not real:
                 raise simmod.SimError("%s holds no real run" % a.like)
             like = {k[2] for k in real}
+            workers = a.workers or sorted({k[1] for k in real})
             variants = variants or sorted({k[0] for k in real} & set(simmod.variants_built()))
             workloads = workloads or sorted({b.split("/")[0] for b in like})
         if a.reps < 1:

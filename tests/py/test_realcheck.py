@@ -1,0 +1,16 @@
+"""harness/realcheck.sh, the one-go check on a bigger machine (issue 13, point 5).  Its
+real run takes minutes (it was run at 1,2 workers on the 2-core VM); here only what
+needs no sweep: worker counts the machine cannot run are refused before anything runs."""
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_worker_counts_beyond_the_usable_cpus_are_refused_before_any_work(tmp_path):
+    out = tmp_path / "check"
+    p = subprocess.run(["sh", os.path.join(ROOT, "harness", "realcheck.sh"), str(out), "100000"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "none of the worker counts 100000 fits" in p.stderr
+    assert os.listdir(out) == ["realcheck.log"] and not (out / "realcheck.log").read_text()
