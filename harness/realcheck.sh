@@ -21,9 +21,13 @@ set -eu
 out=${1:?usage: sh harness/realcheck.sh OUT [WORKERS]}
 workers=${2:-1,2,4,8,16}
 name=${SB_MODEL_NAME:-bigbox}
-cd "$(dirname "$0")/.."
 mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(cd "$out" && pwd) # OUT is relative to where it was called from
+cd "$(dirname "$0")/.."
+if [ -e "$out/run" ] && [ -n "$(ls -A "$out/run")" ]; then
+    echo "realcheck: $out/run exists and is not empty: give a fresh OUT" >&2
+    exit 2
+fi
 log="$out/realcheck.log"
 : >"$log"
 stage() {

@@ -25,12 +25,16 @@ SHIM_OBJ := $(BUILD)/benchobj/harness/shim.o
 BENCH_LIBS := -lbenchmark
 
 # The run record (the JSON context) names the flags and the revision it was built from
-# ("-dirty" when tracked files differ from that revision).  The stamp file changes only
-# when either string does, and bench_main.o depends on it, so a commit or a flag change
-# rebuilds it and the record never names a stale revision.
+# ("-dirty" when tracked files under the code paths differ from that revision: the paths
+# of meta.json's code_dirty, CODE_PATHS in harness/driver/config.py).  The stamp file
+# changes only when either string does, and bench_main.o depends on it, so a commit or a
+# flag change rebuilds it and the record never names a stale revision.  Binaries are
+# linked to a temporary name and renamed: a sweep that is running keeps the file it
+# started (make never writes into an executing binary).
 ifndef GIT_REV
 GIT_REV := $(shell r=$$(git rev-parse --short HEAD 2>/dev/null) && \
-             { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
+             { git diff --quiet HEAD -- asm common variants workloads harness 2>/dev/null || \
+               r=$$r-dirty; echo $$r; } || echo unknown)
 endif
 BENCH_CFLAGS_STR = $(strip $(CC) $(CFLAGS))
 BENCH_DEFS = -DSCHEDBENCH_CFLAGS='"$(BENCH_CFLAGS_STR)"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"'
@@ -55,7 +59,8 @@ $(BUILD)/benchobj/%.o: %.c $(BENCH_HDRS)
 # $(1) = variant
 define BENCH_RULES
 $(BUILD)/$(1)/bench: $(BENCH_OBJS) $(SHIM_OBJ) $(BUILD)/$(1)/libbthread.a
-	$$(CXX) $$(CXXFLAGS) $(BENCH_OBJS) $(SHIM_OBJ) $(BUILD)/$(1)/libbthread.a $$(BENCH_LIBS) $$(LDLIBS) -o $$@
+	$$(CXX) $$(CXXFLAGS) $(BENCH_OBJS) $(SHIM_OBJ) $(BUILD)/$(1)/libbthread.a $$(BENCH_LIBS) $$(LDLIBS) -o $$@.tmp
+	mv -f $$@.tmp $$@
 
 all: $(BUILD)/$(1)/bench
 endef

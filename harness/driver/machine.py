@@ -53,22 +53,26 @@ def git_info(root):
     return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=list(CODE_PATHS))
 
 
-def stale_binaries(rev, contexts):
-    """The binaries whose JSON context names another revision than `rev` (the tree's, in
-    full), or one with uncommitted changes: ["chaselev: 7f4ac87-dirty", ...].  Each bench
-    compiles in the revision it was built from (harness/rules.mk)."""
-    stale = []
-    for name, context in sorted((contexts or {}).items()):
-        built = str((context or {}).get("git_rev") or "unknown")
-        if built.endswith("-dirty") or len(built) < 7 or not rev.startswith(built):
-            stale.append(f"{name}: {built}")
-    return stale
+def stale_binaries(rev, contexts, revisions=None):
+    """The binaries that record another revision than `rev` (the tree's, in full), or one
+    with uncommitted changes: ["chaselev: 7f4ac87-dirty", ...].  Each bench compiles in
+    the revision it was built from (harness/rules.mk); `contexts` holds one JSON context
+    per binary, `revisions` every git_rev its raw files record (a rebuild between two
+    points of one run shows there)."""
+    seen = {}
+    for name, context in (contexts or {}).items():
+        seen.setdefault(name, set()).add(str((context or {}).get("git_rev") or "unknown"))
+    for name, revs in (revisions or {}).items():
+        seen.setdefault(name, set()).update(str(r) for r in revs)
+    return [f"{name}: {built}" for name in sorted(seen) for built in sorted(seen[name])
+            if built.endswith("-dirty") or len(built) < 7 or not rev.startswith(built)]
 
 
-def publishable(git, contexts=None):
-    """(True, '') when a run with this meta.json `git` record, and these bench contexts
-    (meta.json bench_context, once the run has them), may be published, else (False,
-    why)."""
+def publishable(git, contexts=None, revisions=None):
+    """(True, '') when a run with this meta.json `git` record may be published, else
+    (False, why).  With `contexts` (meta.json bench_context; {} when no bench recorded
+    one) and `revisions` (every git_rev of its raw files), also that every binary was
+    built from the tree's revision; contexts=None: not known yet (a run's start)."""
     if not isinstance(git, dict) or "code_dirty" not in git:
         return False, "it predates the recording of the code's state (meta.json git.code_dirty)"
     if not git.get("rev") or git.get("code_dirty") is None:
@@ -77,7 +81,13 @@ def publishable(git, contexts=None):
         shown = "; ".join(git["code_dirty"][:5]) + (" ..." if len(git["code_dirty"]) > 5 else "")
         return False, (f"it was measured with uncommitted changes in "
                        f"{' '.join(CODE_PATHS)}: {shown}")
-    stale = stale_binaries(git["rev"], contexts)
+    if contexts is None:
+        return True, ""
+    if not contexts and not revisions:
+        return False, ("no bench recorded the revision it was built from (meta.json "
+                       "bench_context is empty: a run that did not finish? ./run.py run "
+                       "--resume finishes it)")
+    stale = stale_binaries(git["rev"], contexts, revisions)
     if stale:
         shown = "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else "")
         return False, (f"its binaries were built from another revision than the tree's "

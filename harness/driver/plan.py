@@ -42,13 +42,18 @@ def select_targets(build, names, no_build):
         # announced when something is missing; else silent unless it fails
         show = "always" if missing() else "failure"
         paths = [os.path.relpath(t.binary, build.root) for t in targets if not t.reference]
-        if paths:
-            build.make(paths, show=show)
+        if paths and not build.make(paths, show=show):
+            raise UsageError(f"make {' '.join(paths)} failed: not measuring binaries that "
+                             "may predate the tree (--no-build measures what is there)")
         # one at a time: a reference whose library is missing must not stop the others
-        for t in targets:
-            if t.reference:
-                build.make([os.path.relpath(t.binary, build.root)],
-                           show=show if names else "never")
+        for t in [t for t in targets if t.reference]:
+            rel = os.path.relpath(t.binary, build.root)
+            if build.make([rel], show=show if names else "never"):
+                continue
+            if names:
+                raise UsageError(f"make {rel} failed")
+            warn(f"reference '{t.name}' does not build ({rel}); skipped")
+            targets.remove(t)
     for t in missing():
         rel = os.path.relpath(t.binary, build.root)
         if t.reference and not names:

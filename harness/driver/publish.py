@@ -23,7 +23,7 @@ from .config import GZIP_MIN_BYTES, PROG, UsageError
 from .files import atomic_write_json, atomic_write_text, glob_json
 from .fmt import now_iso
 from .machine import publishable
-from .rundata import read_meta
+from .rundata import load_run, read_meta
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md",
@@ -123,7 +123,8 @@ def publish_run(run_dir, plots, root, prune_only=False):
     meta = read_meta(run_dir)
     if not meta:
         raise UsageError(f"{run_dir} has no meta.json: not a run directory")
-    ok, why = publishable(meta.get("git"), meta.get("bench_context"))
+    ok, why = publishable(meta.get("git"), meta.get("bench_context") or {},
+                          load_run(run_dir).revisions)
     if not ok and not prune_only:
         raise UsageError(f"{os.path.basename(run_dir)} is not publishable: {why}; measure "
                          "again from a clean checkout (or prune it with --prune-only)")

@@ -94,6 +94,7 @@ class RunData:
     results: list                  # [Result], sorted
     skipped: list                  # [(path, reason)]: files that could not be used
     contexts: dict                 # variant -> the JSON context of its first raw file
+    revisions: dict = None         # variant -> every git_rev its raw files record
 
     @property
     def run_id(self):
@@ -208,7 +209,7 @@ def load_run(run_dir):
     by_raw = {p["raw"]: p for p in plan.get("points", [])}
     refs = meta.get("references")
     references = {r for r in refs if isinstance(r, str)} if isinstance(refs, list) else set()
-    results, skipped, contexts = {}, [], {}
+    results, skipped, contexts, revs = {}, [], {}, {}
     raw_dir = os.path.join(run_dir, "raw")
     for path in sorted(glob_json(raw_dir)):
         rel = os.path.relpath(path, run_dir)
@@ -229,6 +230,7 @@ def load_run(run_dir):
         reference = (bool(point.get("reference")) or context_flag(context.get("reference", ""))
                      or variant in references)
         contexts.setdefault(variant, context)
+        revs.setdefault(variant, set()).add(str(context.get("git_rev") or "unknown"))
         for entry in entries:
             key = (variant, workers, entry.benchmark)
             if key not in results:
@@ -236,7 +238,8 @@ def load_run(run_dir):
             results[key].entries.append(entry)
     return RunData(run_dir=run_dir, meta=meta, plan=plan, status=status,
                    results=sorted(results.values(), key=result_sort_key),
-                   skipped=skipped, contexts=contexts)
+                   skipped=skipped, contexts=contexts,
+                   revisions={v: sorted(r) for v, r in revs.items()})
 
 
 def filter_results(data, variants=None, workloads=None, workers=None):

@@ -210,7 +210,8 @@ def finalize_run(run_dir):
     meta["finished"] = now_iso()
     meta["bench_context"] = bench_context_summary(data.contexts)
     was = meta.get("publishable")
-    meta["publishable"], why = publishable(meta.get("git"), meta["bench_context"])
+    meta["publishable"], why = publishable(meta.get("git"), meta["bench_context"],
+                                           data.revisions)
     if was and not meta["publishable"]:
         warn(f"this run is not publishable: {why}")
     atomic_write_json(os.path.join(run_dir, "meta.json"), meta)

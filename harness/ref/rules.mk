@@ -83,12 +83,12 @@ $(REF_DIR)/pool/pool.o: harness/ref/pool.c $(REF_HDRS)
 	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 
 $(REF_DIR)/tbb/bench: $(REF_DIR)/tbb/ref_main.o $(REF_DIR)/tbb/tbb.o $(REF_SHARED) $(SHIM_OBJ)
-	$(CXX) $(REF_CXXFLAGS) $^ -ltbb $(REF_LIBS) -o $@
+	$(CXX) $(REF_CXXFLAGS) $^ -ltbb $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
 # Linked by the OpenMP compiler's driver so that its runtime (libgomp) comes along.
 $(REF_DIR)/omp/bench: $(REF_DIR)/omp/ref_main.o $(REF_DIR)/omp/omp.o $(REF_SHARED) $(SHIM_OBJ)
-	$(OMP_CC) -fopenmp $^ -lstdc++ $(REF_LIBS) -o $@
+	$(OMP_CC) -fopenmp $^ -lstdc++ $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
 $(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o $(REF_SHARED) $(SHIM_OBJ)
-	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@
+	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
 
 refs: $(patsubst %,$(REF_DIR)/%/bench,$(REFERENCES))
 all: refs

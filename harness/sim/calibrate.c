@@ -256,8 +256,8 @@ static double pair_ns(int a, int b)
 }
 
 /* A uts node's whole work: uts_tree.h's sequential count, the code every uts search runs
- * per node, over the subtrees of T1's depth-3 nodes until about 20,000 nodes, per node
- * (the fastest of 51 runs of ~8 ms).  calibrate.py takes one SHA-1 block from it (each
+ * per node, over whole subtrees of T1's depth-3 nodes until at least 20,000 nodes (the
+ * first alone has 35,270), per node (the fastest of 51 runs of ~13 ms).  calibrate.py takes one SHA-1 block from it (each
  * node but the root is one uts_child) for the model's uts_node: the child-count draw
  * (two log() calls), the digest's copies and SHA-1's padding around the block. */
 static double uts_visit_ns(void)

@@ -109,7 +109,8 @@ def run(tool, name, out_dir, echo=print):
                     break
     except OSError:
         pass
-    src = "measured by build/sim-calibrate (harness/sim/calibrate.c), best of %d rounds, on %s (%s), %s, load average %.2f" % (ROUNDS, host, cpu, when, load)
+    where = "on %s (%s), %s, load average %.2f" % (host, cpu, when, load)
+    src = "measured by build/sim-calibrate (harness/sim/calibrate.c), best of %d rounds, %s" % (ROUNDS, where)
     echo("calibrate: per-PU costs, %d rounds (about 15 s each)" % ROUNDS)
     vals = {}
     for _ in range(ROUNDS):  # interference only adds time: keep each cost's best round
@@ -123,6 +124,10 @@ def run(tool, name, out_dir, echo=print):
                 vals[k] = min(vals.get(k, v), v)
     # A uts node's work but its SHA-1 block: the difference of the two best rounds (each
     # an undisturbed estimate; the best round of a difference would be biased low)
+    missing = [k for k in ("uts_visit", "sha1_block") if k not in vals]
+    if missing:
+        raise modelmod.ModelError("%s printed no %s: it is older than this calibrate.py "
+                                  "(make sim)" % (tool, ", ".join(missing)))
     vals["uts_node"] = max(0.0, vals.pop("uts_visit") - vals["sha1_block"])
     ids = pu_ids(synth)
     pairs = {}
@@ -145,12 +150,17 @@ def run(tool, name, out_dir, echo=print):
         spread[d] = (min(runs), max(runs))
     costs = {k: {"value": round(v, 3), "source": src}
              for k, v in vals.items() if k != "kernel_iters_per_us"}
+    costs["uts_node"]["source"] = (
+        "measured by build/sim-calibrate (harness/sim/calibrate.c): the best of %d rounds of "
+        "uts_visit (uts_tree.h's sequential count, per node) minus the best of sha1_block, "
+        "%s" % (ROUNDS, where))
     for i, d in enumerate(XFER):
         if d in xfer:
             costs[d] = {"value": round(xfer[d], 3),
-                        "source": src + "; ping-pong between PU 0 and PU %d: the mean of %d "
-                        "runs %.1f s apart, %.1f-%.1f ns" % (pairs[d], PAIR_RUNS, PAIR_GAP_S,
-                                                              spread[d][0], spread[d][1])}
+                        "source": "measured by build/sim-calibrate pair (harness/sim/calibrate.c): "
+                        "ping-pong between PU 0 and PU %d, the mean of %d runs %.1f s apart "
+                        "(each the fastest of its loops), %.1f-%.1f ns, %s"
+                        % (pairs[d], PAIR_RUNS, PAIR_GAP_S, spread[d][0], spread[d][1], where)}
             continue
         near = [x for x in XFER if x in xfer]
         if not near:

@@ -39,6 +39,9 @@ def main(argv=None):
     c.add_argument("--name", default="here")
     c.add_argument("--out", default=modelmod.MACHINES)
     c.add_argument("--tool", default=os.path.join(simmod.ROOT, "build", "sim-calibrate"))
+    c.add_argument("--no-build", action="store_true",
+                   help="do not run `make sim` first (it builds the tool and the benches the "
+                        "code fit runs)")
     s = sub.add_parser("simulate", help="a sweep in simulated time on a machine model")
     s.add_argument("--machine", required=True)
     s.add_argument("--workers", type=_ints,
@@ -66,6 +69,8 @@ def main(argv=None):
     try:
         if a.cmd == "calibrate":
             from harness.sim import calibrate
+            if not a.no_build:
+                simmod.make_sim()
             calibrate.run(a.tool, a.name, a.out)
             return 0
         if a.cmd == "models":
@@ -84,6 +89,10 @@ def main(argv=None):
                 st = validate.write(a.real, a.sim, out)
             except (ValueError, OSError) as e:
                 raise simmod.SimError(str(e)) from None
+            except KeyError as e:
+                raise simmod.SimError("%s or %s is not the run it should be (no %s in its "
+                                      "records): --real takes a measured run, --sim a "
+                                      "simulated one" % (a.real, a.sim, e)) from None
             print("validate: %d points, median |error| %.1f %%, worst %.1f %% -> %s"
                   % (st["n"], 100 * st["median_abs_error"], 100 * st["worst_abs_error"], out))
             return 0
@@ -91,7 +100,12 @@ def main(argv=None):
         variants = _list(a.variants)
         workloads = _list(a.workloads)
         workers = a.workers or [1, 2, 4, 8, 16]
+        build = None if a.no_build else simmod.make_sim
         if a.like:
+            modelmod.load(a.machine)  # a bad model is refused before any build
+            if build:
+                build()
+                build = None
             real = simmod.medians(a.like)
             if not real:
                 raise simmod.SimError("%s holds no real run" % a.like)
@@ -103,8 +117,7 @@ def main(argv=None):
             raise simmod.SimError("--reps must be >= 1")
         run_dir, failed = simmod.simulate(a.machine, variants, workloads, workers, a.reps, a.seed,
                                           a.out, a.jobs, a.all_sets, like, " ".join(sys.argv),
-                                          match=a.filter,
-                                          build=None if a.no_build else simmod.make_sim)
+                                          match=a.filter, build=build)
         from harness.sim import plots
         plots.plot(run_dir)
         print("simulate: wrote %s (SIMULATED.md)%s" % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))

@@ -38,7 +38,7 @@ $(SIM_BUILD)/$(1)/obj/sim_main.o: harness/sim/sim_main.c $(SIM_HDRS) $(BENCH_HDR
 	$$(CC) $$(CPPFLAGS) $(SIM_FLAGS) -DVARIANT_LABEL='"$(1)"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"' $$(CFLAGS) -c $$< -o $$@
 
 $(SIM_BUILD)/$(1)/simbench: $(patsubst common/%.c,$(SIM_BUILD)/$(1)/obj/%.o,$(COMMON_SRCS)) $(SIM_BUILD)/$(1)/obj/sim_main.o $(SIM_WL_OBJS) $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ)
-	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -ldl -o $$@
+	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -ldl -o $$@.tmp && mv -f $$@.tmp $$@
 endef
 $(foreach v,$(VARIANTS),$(eval $(call SIM_RULES,$(v),variants/$(v))))
 sim: $(patsubst %,$(SIM_BUILD)/%/simbench,$(VARIANTS))

@@ -56,3 +56,21 @@ def test_a_run_brings_even_built_binaries_up_to_date(fake_root, monkeypatch):
     calls.clear()
     plan.select_targets(tree, None, no_build=True)
     assert calls == []
+
+
+def test_a_variant_that_fails_to_build_stops_the_run_and_a_reference_is_skipped(fake_root,
+                                                                                monkeypatch):
+    """A failed make must not leave an older binary to be measured: a variant's failure
+    is an error; a reference nobody asked for by name is skipped with a warning, one asked
+    for by name is an error."""
+    import pytest
+    from harness.driver.config import UsageError
+    tree = build.Build(fake_root)
+    monkeypatch.setattr(tree, "make", lambda targets, **kw: "build/ref/tbb/bench" not in targets)
+    assert [t.name for t in plan.select_targets(tree, None, no_build=False)] == \
+        ["chaselev", "static", "threadpool"]
+    with pytest.raises(UsageError, match="tbb/bench failed"):
+        plan.select_targets(tree, ["tbb"], no_build=False)
+    monkeypatch.setattr(tree, "make", lambda targets, **kw: False)
+    with pytest.raises(UsageError, match="may predate the tree"):
+        plan.select_targets(tree, ["chaselev"], no_build=False)

@@ -121,6 +121,25 @@ def test_binaries_built_from_another_revision_are_named_in_the_refusal(fake_root
     for built in ("0123abc-dirty", "0123ab", "unknown", None):
         ok, why = publish.publishable(git, {"chaselev": {"git_rev": built}})
         assert not ok and f"chaselev: {built or 'unknown'}" in why, built
+    # a rebuild between two points of one run: its later raw files name the other revision
+    ok, why = publish.publishable(git, {"chaselev": {"git_rev": "0123abc"}},
+                                  {"chaselev": ["0123abc", "fedcba9"]})
+    assert not ok and "chaselev: fedcba9" in why
+    # a run that never finished records no binary at all: not publishable either
+    ok, why = publish.publishable(git, {})
+    assert not ok and "did not finish" in why
+    assert publish.publishable(git)[0]            # a run's start: not known yet
+
+
+def test_a_raw_file_from_another_build_is_caught_at_publish(fake_root):
+    run_dir, _ = sweep(fake_root)
+    mark_clean(run_dir)
+    (raw,) = glob.glob(os.path.join(run_dir, "raw", "threadpool", "workers-2", "fib.json"))
+    doc = json.load(open(raw))
+    doc["context"]["git_rev"] = "fedcba9"
+    json.dump(doc, open(raw, "w"))
+    p = cli("publish", "--root", fake_root, os.path.basename(run_dir))
+    assert p.returncode == 2 and "threadpool: fedcba9" in p.stderr, p.stderr
 
 
 def test_run_publish_refuses_a_run_outside_git_after_measuring(fake_root):
@@ -138,7 +157,8 @@ def test_a_simulated_run_keeps_its_report_its_model_and_the_figures_it_embeds(tm
     os.makedirs(os.path.join(run_dir, "raw"))
     os.makedirs(os.path.join(run_dir, "logs"))
     os.makedirs(plots)
-    json.dump(dict(simulated=True, git=dict(rev="0" * 40, dirty=False, code_dirty=[])),
+    json.dump(dict(simulated=True, git=dict(rev="0" * 40, dirty=False, code_dirty=[]),
+                   bench_context={"chaselev": {"git_rev": "0000000"}}),
               open(os.path.join(run_dir, "meta.json"), "w"))
     for name in ("plan.json", "status.json", "machine.json"):
         json.dump({}, open(os.path.join(run_dir, name), "w"))

@@ -13,6 +13,7 @@ import pytest
 from harness.driver.config import CODE_PATHS
 from harness.driver.machine import publishable
 from harness.driver.publish import absolute_paths, measuring_roots
+from harness.driver.rundata import load_run
 
 from conftest import ROOT
 
@@ -52,7 +53,7 @@ def test_the_presented_run_measured_the_current_code(run_id):
     left = absolute_paths([run_dir, os.path.join(ROOT, "plots", run_id)],
                           measuring_roots(run_dir, [ROOT]))
     assert not left, f"{left[0][0]} names the absolute path {left[0][1]}: ./run.py publish {run_id}"
-    ok, why = publishable(git, meta.get("bench_context"))
+    ok, why = publishable(git, meta.get("bench_context") or {}, load_run(run_dir).revisions)
     assert ok and meta.get("publishable"), f"results/{run_id}: {why or 'not marked publishable'}"
     rev = git["rev"]
     if tree(rev, "common") is None:

@@ -317,3 +317,15 @@ def test_simulate_builds_only_after_the_model_and_workers_are_known_good():
     with pytest.raises(Built):
         simmod.simulate(os.path.join(MODELS, "test8.json"), None, None, [1, 8], build=build)
     assert calls == [1]
+
+
+def test_calibrate_refuses_a_tool_older_than_itself(tmp_path):
+    """A build/sim-calibrate that prints no uts_visit (built before it existed) is a clear
+    error, not a traceback; `calibrate` itself runs `make sim` first unless --no-build."""
+    from harness.sim import calibrate
+    tool = tmp_path / "old-calibrate"
+    tool.write_text("#!/bin/sh\necho 'sha1_block 300.0'\necho 'kernel_iters_per_us 600.0'\n")
+    tool.chmod(0o755)
+    with pytest.raises(modelmod.ModelError, match="printed no uts_visit"):
+        calibrate.run(str(tool), "x", str(tmp_path), echo=lambda *a: None)
+    assert not (tmp_path / "x.json").exists()
