@@ -11,9 +11,12 @@
  * point: if another runnable thread's clock is earlier (ties: lower thread id), the
  * running one is suspended and the earliest resumes.  So the accesses to shared memory
  * happen in simulated-time order, the program sees a sequentially consistent execution
- * in that order, and contention emerges from the costs: a line is a resource that one
- * transfer at a time occupies (free_at), so eight thieves on one deque queue up behind
- * each other, and a lock's line bounces between its users.
+ * in that order, and contention emerges from the costs: a write or read-modify-write
+ * needs the line to itself, and the first read after a write needs its writer to supply
+ * it; each such transfer occupies the line (free_at), so eight thieves' CASes on one
+ * deque queue up behind each other, and a lock's line bounces between its users.  Reads
+ * of a line already shared are served side by side (they wait only for a transfer in
+ * flight).
  *
  * Cache lines.  A table maps each touched 64-byte line to its last writer's PU, the PUs
  * that hold a copy, and when the line is free again.  A load by a holder costs a hit; a
@@ -366,6 +369,19 @@ static line_t *line_of(uintptr_t addr)
 
 static inline bool holds(const line_t *l, int pu) { return l->sharers[pu >> 6] >> (pu & 63) & 1; }
 
+/* Does any PU but `pu` hold a copy of l? */
+static inline bool shared_beyond(const line_t *l, int pu)
+{
+    for (int w = 0; w < SHARER_WORDS; w++) {
+        uint64_t bits = l->sharers[w];
+        if (pu >= 0 && w == pu >> 6)
+            bits &= ~(1ull << (pu & 63));
+        if (bits)
+            return true;
+    }
+    return false;
+}
+
 void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
 {
     if (!running)
@@ -388,10 +404,17 @@ void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
         if (holds(l, pu) || l->owner < 0) {
             cost = sim_model.c[SIM_C_LOAD_HIT];
         } else {
+            /* The first read after a write takes the line from its writer, which supplies
+             * it once: that transfer occupies the line.  Later reads of the line, shared
+             * by then, are served side by side: they wait for a transfer in flight but
+             * do not queue behind each other (64 thieves polling one deque's `top` do not
+             * each hold it for a whole transfer). */
+            bool modified = !shared_beyond(l, l->owner);
             cost = sim_model.xfer[distance(l->owner, pu)];
             if (l->free_at > start)
                 start = l->free_at;
-            l->free_at = start + cost;
+            if (modified)
+                l->free_at = start + cost;
             sim_stats.transfers++;
         }
         l->sharers[pu >> 6] |= 1ull << (pu & 63);

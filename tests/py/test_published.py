@@ -58,19 +58,22 @@ def test_the_presented_run_measured_the_current_code(run_id):
     rev = git["rev"]
     if tree(rev, "common") is None:
         pytest.skip(f"revision {rev} of results/{run_id} is not in this clone (shallow?)")
-    changed = code_changes(rev)
+    changed = code_changes(rev, simulated=bool(meta.get("simulated")))
     assert not changed, (f"results/{run_id} was measured at {rev[:12]}; the code has changed "
                          f"since ({', '.join(changed[:5])}): republish")
 
 
-def code_changes(rev, head="HEAD"):
+def code_changes(rev, head="HEAD", simulated=False):
     """Files under CODE_PATHS that differ between rev and HEAD, documentation (*.md) and
     the machine models (harness/machines/: read only by simulated runs, which record the
-    model they used) aside: neither changes anything a real run measured."""
+    model they used) aside; for a real run, also the simulator (harness/sim/: no part of
+    it is in build/<v>/bench or in what `./run.py run` does).  None of these changes
+    anything such a run measured."""
     p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, head, "--"]
                        + list(CODE_PATHS), capture_output=True, text=True, check=True)
     return [f for f in p.stdout.split()
-            if not f.endswith(".md") and not f.startswith("harness/machines/")]
+            if not f.endswith(".md") and not f.startswith("harness/machines/")
+            and (simulated or not f.startswith("harness/sim/"))]
 
 
 def test_code_changes_sees_a_change_to_the_core():
@@ -97,3 +100,15 @@ def test_code_changes_ignores_a_recalibrated_machine_model():
                              capture_output=True, text=True, check=True).stdout.split()
     assert any(f.startswith("harness/machines/") for f in touched)
     assert not any(f.startswith("harness/machines/") for f in code_changes(last + "~1", last))
+
+
+def test_code_changes_sees_the_simulator_only_for_simulated_runs():
+    if tree("HEAD", "common") is None:
+        pytest.skip("not a git checkout")
+    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--",
+                           "harness/sim/sim_engine.c"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    if not last or tree(last + "~1", "common") is None:
+        pytest.skip("not enough history in this clone")
+    assert "harness/sim/sim_engine.c" in code_changes(last + "~1", last, simulated=True)
+    assert "harness/sim/sim_engine.c" not in code_changes(last + "~1", last)
