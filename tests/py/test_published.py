@@ -76,26 +76,27 @@ def code_changes(rev, head="HEAD", simulated=False):
             and (simulated or not f.startswith("harness/sim/"))]
 
 
-def test_code_changes_sees_a_change_to_the_core():
+def last_change_to(path):
+    """The last commit that changed `path`, for a test that needs its parent too (skips
+    outside git or in a clone without that history)."""
     if tree("HEAD", "common") is None:
         pytest.skip("not a git checkout")
-    # the last commit that changed sched.c: from its parent on, sched.c has changed
-    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--", "common/sched.c"],
+    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--", path],
                           capture_output=True, text=True, check=True).stdout.strip()
     if not last or tree(last + "~1", "common") is None:
         pytest.skip("not enough history in this clone")
+    return last
+
+
+def test_code_changes_sees_a_change_to_the_core():
+    # the last commit that changed sched.c: from its parent on, sched.c has changed
+    last = last_change_to("common/sched.c")
     assert "common/sched.c" in code_changes(last + "~1")
     assert code_changes("HEAD") == []
 
 
 def test_code_changes_ignores_a_recalibrated_machine_model():
-    if tree("HEAD", "common") is None:
-        pytest.skip("not a git checkout")
-    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--",
-                           "harness/machines"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    if not last or tree(last + "~1", "common") is None:
-        pytest.skip("not enough history in this clone")
+    last = last_change_to("harness/machines")
     touched = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", last + "~1", last],
                              capture_output=True, text=True, check=True).stdout.split()
     assert any(f.startswith("harness/machines/") for f in touched)
@@ -103,12 +104,6 @@ def test_code_changes_ignores_a_recalibrated_machine_model():
 
 
 def test_code_changes_sees_the_simulator_only_for_simulated_runs():
-    if tree("HEAD", "common") is None:
-        pytest.skip("not a git checkout")
-    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--",
-                           "harness/sim/sim_engine.c"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    if not last or tree(last + "~1", "common") is None:
-        pytest.skip("not enough history in this clone")
+    last = last_change_to("harness/sim/sim_engine.c")
     assert "harness/sim/sim_engine.c" in code_changes(last + "~1", last, simulated=True)
     assert "harness/sim/sim_engine.c" not in code_changes(last + "~1", last)
