@@ -163,6 +163,8 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     workloads = workloads or sorted(sets)
     chosen = choose(sets, workloads, all_sets, like, match)
     started = datetime.datetime.now()
+    # the tree as the binaries were built from it (build() above), not as it is at the end
+    git = git_info(ROOT)
     run_id = "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S"))
     run_dir = out or os.path.join(ROOT, "results", run_id)
     os.makedirs(run_dir, exist_ok=True)
@@ -209,7 +211,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
             "topology": "simulated: synthetic " + m["topology"]["synthetic"],
             "cpu_model": "simulated " + m["name"], "started": started.isoformat(timespec="seconds"),
             "finished": datetime.datetime.now().isoformat(timespec="seconds"),
-            "command": command, "git": git_info(ROOT), "variants": variants,
+            "command": command, "git": git, "variants": variants,
             "references": [], "workloads": sorted(chosen), "bench_context": ctx}
     _write_json(os.path.join(run_dir, "meta.json"), meta)
     report(run_dir)
