@@ -153,17 +153,23 @@ def test_with_free_scheduling_and_enough_workers_the_time_is_the_span(tmp_path):
                 assert abs(b["work_s"] * 1e9 - b["items"] * (500 + 250)) < 1e-3, b
 
 
+def flat_with(tmp_path, model, **costs_ns):
+    """A test model with some costs changed, flattened for simbench: its path."""
+    m = modelmod.load(os.path.join(MODELS, model + ".json"))
+    for name, value in costs_ns.items():
+        m["costs_ns"][name] = {"value": value, "source": "test"}
+    path = tmp_path / ("%s-%s.flat" % (model, "-".join(sorted(costs_ns))))
+    path.write_text(modelmod.flatten(m))
+    return str(path)
+
+
 def test_code_costs_are_charged_per_access_and_per_switch(flat, tmp_path):
     # unitcost charges only the switch (1 us per jump) and the kernel (10 ns per
     # iteration); with the two scheduler-code costs added, a 1-worker run's CPU time is
     # exactly work + jumps x (1 us + code_switch) + accesses x code_access, the run's own
     # counts (the counts themselves may differ between the two models by an access or
     # so: the costs move the main thread's and the worker's interleaving)
-    m = modelmod.load(os.path.join(MODELS, "unitcost.json"))
-    m["costs_ns"]["code_access"] = {"value": 3.0, "source": "test"}
-    m["costs_ns"]["code_switch"] = {"value": 500.0, "source": "test"}
-    path = tmp_path / "code.flat"
-    path.write_text(modelmod.flatten(m))
+    path = flat_with(tmp_path, "unitcost", code_access=3.0, code_switch=500.0)
     args = "0,5,100,1,0,0"
     base = json.loads(run("chaselev", flat["unitcost"], 1, "imbalance", args, reps=1).stdout)
     code = json.loads(run("chaselev", str(path), 1, "imbalance", args, reps=1).stdout)
@@ -182,11 +188,7 @@ def test_fresh_stacks_are_charged_and_a_fifo_pool_maps_more(flat, tmp_path):
     # on the global FIFO queue (threadpool) holds a breadth-first front of suspended
     # parents, each on its own stack, where the LIFO deque (chaselev) goes depth first
     # (fib(25): a front past what the stack pool keeps after the warm-up run)
-    m = modelmod.load(os.path.join(MODELS, "unitcost.json"))
-    m["costs_ns"]["stack_map"] = {"value": 7000.0, "source": "test"}
-    m["costs_ns"]["stack_unmap"] = {"value": 3000.0, "source": "test"}
-    path = tmp_path / "stacks.flat"
-    path.write_text(modelmod.flatten(m))
+    path = flat_with(tmp_path, "unitcost", stack_map=7000.0, stack_unmap=3000.0)
     maps = {}
     for v in ("chaselev", "threadpool"):
         doc = json.loads(run(v, str(path), 1, "fib", "25", reps=1).stdout)
