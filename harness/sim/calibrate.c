@@ -6,7 +6,8 @@
  *   sim-calibrate costs             one `name ns` line per cost of sim_cost_names and
  *                                   kernel_iters_per_us; a loop's cost is the fastest of
  *                                   101 short timed loops, a sampled one (wake-ups, thread
- *                                   creation, sleeps) the 10th percentile of its samples
+ *                                   creation, sleeps) the 10th percentile of its samples,
+ *                                   a ring of cold contexts the median of 3 runs
  *   sim-calibrate pair A B          `xfer A B ns`: one cache-line transfer between PUs A
  *                                   and B (two pinned threads hand a counter back and
  *                                   forth; round trip / 2, the fastest of 101 short runs)
@@ -107,6 +108,79 @@ static double switch_ns(void)
     static char stack[65536];
     other_ctx = bthread_make_fcontext(stack + sizeof stack, sizeof stack, other_fn);
     return TIME_LOOP(50000, bthread_jump_fcontext(&main_ctx, other_ctx, 0, false)) / 2;
+}
+
+/* ---- resuming a context gone cold ------------------------------------------------------
+ * A ring of k contexts, each at the top of its own stack, the stacks as far apart as the
+ * scheduler's guarded normal stacks (1 MiB and a guard page: stack.c), each jumping to
+ * the next: per switch, the cost of resuming a context last run k switches ago.  Each
+ * context's saved pointer sits in a record of its own, as a task's `ctx` in its task_t
+ * (a cache line of its own, in an array of such records), which the switch reads.  The
+ * first lap faults the pages in and is not timed.  resume_<k> is that less a ring of 2
+ * (the plain switch the engine already charges). */
+#define RING_RECORD 256 /* bytes per task record (common/core.h's task_t: a few lines) */
+typedef struct ring_slot {
+    alignas(64) bthread_fcontext_t ctx;
+    char pad[RING_RECORD - sizeof(bthread_fcontext_t)];
+} ring_slot_t;
+static ring_slot_t *ring;
+static long ring_k, ring_left;
+static void ring_fn(intptr_t me)
+{
+    for (;;) {
+        long next = me + 1 == ring_k ? 0 : me + 1;
+        if (next == 0 && --ring_left == 0)
+            bthread_jump_fcontext(&ring[me].ctx, main_ctx, 0, false);
+        else
+            bthread_jump_fcontext(&ring[me].ctx, ring[next].ctx, next, false);
+    }
+}
+
+static double ring_ns(long k)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = ((size_t)1 << 20) + page;
+    char *m = mmap(NULL, (size_t)k * stride, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ring = aligned_alloc(64, (size_t)k * sizeof *ring);
+    if (m == MAP_FAILED || !ring) {
+        perror("sim-calibrate: ring of contexts");
+        exit(1);
+    }
+    for (long i = 0; i < k; i++)
+        ring[i].ctx = bthread_make_fcontext(m + (size_t)(i + 1) * stride - 256, 65536, ring_fn);
+    ring_k = k;
+    ring_left = 1; /* the untimed lap */
+    bthread_jump_fcontext(&main_ctx, ring[0].ctx, 0, false);
+    long laps = (1L << 19) / k > 4 ? (1L << 19) / k : 4;
+    ring_left = laps;
+    uint64_t t0 = now();
+    bthread_jump_fcontext(&main_ctx, ring[0].ctx, 0, false);
+    double ns = (double)(now() - t0) / (double)(laps * k);
+    munmap(m, (size_t)k * stride);
+    free(ring);
+    return ns;
+}
+
+/* Past the caches' reach a ring's time moves with what else the host runs (here 127-454
+ * ns per switch at 16k from one run to the next): the median of 3. */
+static double ring_median_ns(long k)
+{
+    double v[3];
+    for (int i = 0; i < 3; i++)
+        v[i] = ring_ns(k);
+    qsort(v, 3, sizeof *v, cmp_d);
+    return v[1];
+}
+
+static void resume_costs(void)
+{
+    static const long ks[] = {16, 128, 1024, 4096, 16384, 32768};
+    static const char *const names[] = {"16", "128", "1k", "4k", "16k", "32k"};
+    double base = ring_median_ns(2);
+    for (int i = 0; i < 6; i++) {
+        double extra = ring_median_ns(ks[i]) - base;
+        printf("resume_%s %.3f\n", names[i], extra > 0 ? extra : 0);
+    }
 }
 
 /* ---- futex wake-up latency ------------------------------------------------------------ */
@@ -317,6 +391,7 @@ int main(int argc, char **argv)
     printf("rmw %.3f\n", TIME_LOOP(50000, atomic_fetch_add_explicit(&x, 1, memory_order_relaxed)));
     printf("fence %.3f\n", TIME_LOOP(50000, atomic_thread_fence(memory_order_seq_cst)));
     printf("switch %.3f\n", switch_ns());
+    resume_costs();
     printf("syscall %.3f\n", TIME_LOOP(1000, futex(&nobody, FUTEX_WAKE, 1)));
     double wake, lat;
     wake_costs(0, ncpu > 1 ? 1 : 0, &wake, &lat);

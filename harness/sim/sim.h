@@ -23,7 +23,8 @@
  *   atomic_*_explicit, atomic_thread_fence   charged by cache line (a transfer by
  *                                         topology distance from the last writer), a
  *                                         scheduling point, then the real operation
- *   bthread_jump_fcontext                 the real switch, charged
+ *   bthread_jump_fcontext                 the real switch, charged (and, when the context
+ *                                         resumed has gone cold, the model's resume_* curve)
  *
  * Every other instruction is free in simulated time; task bodies are charged through
  * sim_charge_work() (wl_kernel.h: the busy-loop kernel's nominal grain; sha1.h: one

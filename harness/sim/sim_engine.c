@@ -50,6 +50,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -477,11 +478,91 @@ void sim_cpu_relax(void)
     charge(sim_model.c[SIM_C_PAUSE]);
 }
 
+/* ---- resuming a context gone cold ------------------------------------------------------
+ * A context suspended long ago on its PU has left that PU's caches and TLB, and resuming
+ * it misses on its stack's top lines and page: what a FIFO pool pays when it cycles
+ * through thousands of blocked tasks (fib under `threadpool`), and a LIFO deque does not.
+ * The cost is the model's resume_* curve (calibrate: a ring of d contexts on stacks as
+ * far apart as the scheduler's, per switch, less a ring of two), taken at d = the number
+ * of switches the context's PU made since it was suspended.  That counts switches, not
+ * distinct contexts: an overestimate when a few contexts alternate in between.
+ *
+ * A context is known by its saved stack pointer: the value jump_fcontext stores through
+ * its `ofc` argument, read back at the PU's next jump (`left`).  The slot `ofc` points
+ * to is the scheduler's (a task's or a worker's), alive while its worker runs; a worker
+ * thread's end forgets it. */
+typedef struct seen {
+    uintptr_t sp; /* 0: empty slot */
+    uint64_t at;  /* the PU's jump count when the context was suspended */
+    int pu;
+} seen_t;
+static seen_t *seen;
+static size_t seen_cap, seen_n;
+static bthread_fcontext_t *left[SIM_MAX_PUS];
+static uint64_t pu_jumps[SIM_MAX_PUS];
+
+static seen_t *seen_slot(seen_t *tab, size_t cap, uintptr_t sp)
+{
+    size_t h = (size_t)((sp >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+    while (tab[h].sp && tab[h].sp != sp)
+        h = (h + 1) & (cap - 1);
+    return &tab[h];
+}
+
+static void seen_put(uintptr_t sp, int pu, uint64_t at)
+{
+    if (2 * (seen_n + 1) > seen_cap) {
+        size_t ncap = seen_cap ? seen_cap * 2 : (1u << 12);
+        seen_t *n = calloc(ncap, sizeof *n);
+        if (!n) {
+            fprintf(stderr, "simulate: out of memory (context table)\n");
+            exit(2);
+        }
+        for (size_t i = 0; i < seen_cap; i++)
+            if (seen[i].sp)
+                *seen_slot(n, ncap, seen[i].sp) = seen[i];
+        free(seen);
+        seen = n;
+        seen_cap = ncap;
+    }
+    seen_t *e = seen_slot(seen, seen_cap, sp);
+    seen_n += !e->sp;
+    *e = (seen_t){.sp = sp, .at = at, .pu = pu};
+}
+
+/* The curve between its points, linear in log2(d). */
+static uint64_t resume_cost(uint64_t d)
+{
+    static const double at[] = {1, 4, 7, 10, 12, 14, 15}; /* log2 of 2, 16, ..., 32k */
+    if (d <= 2)
+        return 0;
+    double x = log2((double)d), lo = 0;
+    for (int i = 1; i < 7; i++) {
+        double hi = (double)sim_model.c[SIM_C_RESUME_16 + i - 1];
+        if (x <= at[i])
+            return (uint64_t)(lo + (hi - lo) * (x - at[i - 1]) / (at[i] - at[i - 1]));
+        lo = hi;
+    }
+    return (uint64_t)lo;
+}
+
 intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intptr_t vp,
                            bool preserve_fpu)
 {
     if (running) {
-        charge(sim_model.c[SIM_C_SWITCH] + sim_model.c[SIM_C_CODE_SWITCH]);
+        int pu = cur->pu;
+        if (left[pu] && *left[pu])
+            seen_put((uintptr_t)*left[pu], pu, pu_jumps[pu]);
+        left[pu] = ofc;
+        pu_jumps[pu]++;
+        uint64_t cold = 0;
+        if (seen_cap) {
+            const seen_t *e = seen_slot(seen, seen_cap, (uintptr_t)nfc);
+            if (e->sp)
+                cold = resume_cost(pu_jumps[e->pu] - e->at);
+        }
+        charge(sim_model.c[SIM_C_SWITCH] + sim_model.c[SIM_C_CODE_SWITCH] + cold);
+        sim_stats.resume_ps += cold;
         sim_stats.task_switches++;
     }
     return bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
@@ -909,6 +990,7 @@ static void thread_finish(void *ret)
     (void)ret;
     sim_thread_t *me = cur;
     me->done_word = 1;
+    left[me->pu] = NULL; /* the slot of its last jump may go with it (see seen_t) */
     futex_wake(&me->done_word, INT_MAX);
     me->state = T_DONE;
     if (me->id == 0) { /* main returned: the simulated process ends */

@@ -36,6 +36,16 @@ enum sim_cost {
     SIM_C_STACK_UNMAP,  /* munmap of such a mapping */
     SIM_C_UTS_NODE,     /* a uts node's work besides its SHA-1 block (the child-count draw:
                            two log() calls; the digest's copies and padding) */
+    /* resuming a context that last ran on its PU d switches ago, beyond what a switch
+     * between two contexts costs (its stack's lines and page have left the PU's caches
+     * and TLB): at d = 16, 128, 1k, 4k, 16k, 32k; interpolated in log2(d) between them,
+     * 0 at d <= 2, the 32k value beyond */
+    SIM_C_RESUME_16,
+    SIM_C_RESUME_128,
+    SIM_C_RESUME_1K,
+    SIM_C_RESUME_4K,
+    SIM_C_RESUME_16K,
+    SIM_C_RESUME_32K,
     SIM_C_N
 };
 
@@ -59,6 +69,7 @@ extern sim_model_t sim_model;
 typedef struct sim_stats {
     uint64_t accesses, transfers, thread_switches, task_switches, futex_waits, futex_wakes;
     uint64_t maps, unmaps; /* charged mmap / munmap calls (stacks on a pool miss) */
+    uint64_t resume_ps;    /* charged for resuming contexts gone cold (SIM_C_RESUME_*) */
     uint64_t work_ps; /* charged task-body work (kernel, SHA-1) */
 } sim_stats_t;
 extern sim_stats_t sim_stats;

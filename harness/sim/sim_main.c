@@ -65,6 +65,7 @@ static long parse_long(const char *s, const char *what)
 
 typedef struct rep {
     double real_ns, cpu_ns, main_cpu_ns, work_ns, items, accesses, jumps, maps, unmaps;
+    double resume_s; /* charged for resuming cold contexts */
     double st[ST_N];
     wl_run_t run;
 } rep_t;
@@ -118,7 +119,7 @@ static void *simulated_main(void *unused)
         sched_stats_sum(s0);
         uint64_t busy0 = sim_busy_ps(), work0 = sim_stats.work_ps, t0 = sim_now_ps();
         uint64_t acc0 = sim_stats.accesses, jumps0 = sim_stats.task_switches;
-        uint64_t maps0 = sim_stats.maps, unmaps0 = sim_stats.unmaps;
+        uint64_t maps0 = sim_stats.maps, unmaps0 = sim_stats.unmaps, resume0 = sim_stats.resume_ps;
         double m0 = thread_cpu_ns();
         if (!one_run(&p->run)) {
             failed = 1;
@@ -133,6 +134,7 @@ static void *simulated_main(void *unused)
         p->jumps = (double)(sim_stats.task_switches - jumps0);
         p->maps = (double)(sim_stats.maps - maps0);
         p->unmaps = (double)(sim_stats.unmaps - unmaps0);
+        p->resume_s = (double)(sim_stats.resume_ps - resume0) / 1e12;
         sched_stats_sum(s1);
         for (int k = 0; k < ST_N; k++)
             p->st[k] = s1[k] - s0[k];
@@ -221,6 +223,7 @@ static void write_json(FILE *f)
                 p->jumps);
         fprintf(f, "      \"sim_maps\": %.17g,\n      \"sim_unmaps\": %.17g,\n", p->maps,
                 p->unmaps);
+        fprintf(f, "      \"sim_resume_s\": %.17g,\n", p->resume_s);
         fprintf(f, "      \"proc_cpu_s\": %.17g\n    }", p->cpu_ns / 1e9);
     }
     fprintf(f, "\n  ]\n}\n");

@@ -331,3 +331,24 @@ def test_calibrate_refuses_a_tool_older_than_itself(tmp_path):
     with pytest.raises(modelmod.ModelError, match="printed no uts_visit"):
         calibrate.run(str(tool), "x", str(tmp_path), echo=lambda *a: None)
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_context_gone_cold_costs_its_resume_curve(tmp_path):
+    # unitcost charges only the switch (1 us per jump); with a resume_* curve added, a
+    # context resumed d switches after it left its PU costs the curve at d (linear in
+    # log2 d between the points), and the CPU time is exactly jumps x 1 us + that charge.
+    # On threadpool's global FIFO queue, 64 bthreads yielding take turns: d = 64, whose
+    # cost lies 2/3 of the way from resume_16 to resume_128 (100 + 2/3 x 100 ns); two
+    # bthreads never go cold (d = 1)
+    path = flat_with(tmp_path, "unitcost", resume_16=100.0, resume_128=200.0,
+                     resume_1k=300.0, resume_4k=400.0, resume_16k=500.0, resume_32k=600.0)
+    per_jump = {}
+    for args in ("2,1000", "64,200"):
+        b = json.loads(run("threadpool", path, 1, "yield", args, reps=1).stdout)["benchmarks"][0]
+        resume_ns = b["sim_resume_s"] * 1e9
+        assert abs(b["proc_cpu_s"] * 1e9 - (b["sim_jumps"] * 1000.0 + resume_ns)) < 1e-3, b
+        per_jump[args] = resume_ns / b["sim_jumps"]
+    assert per_jump["2,1000"] == 0, per_jump
+    # a few jumps of the start and the end (into and out of the worker's own context) are
+    # not part of the ring: within 2 %
+    assert abs(per_jump["64,200"] - (100 + 200.0 / 3)) < 0.02 * (100 + 200.0 / 3), per_jump
