@@ -488,9 +488,11 @@ void sim_cpu_relax(void)
  * distinct contexts: an overestimate when a few contexts alternate in between.
  *
  * A context is known by its saved stack pointer: the value jump_fcontext stores through
- * its `ofc` argument, read back at the PU's next jump (`left`).  The slot `ofc` points
- * to is the scheduler's (a task's or a worker's), alive while its worker runs; a worker
- * thread's end forgets it. */
+ * its `ofc` argument.  It is there once the jump is done, so the engine keeps the slot
+ * (`left`) and reads it back (`settle`) as soon as the PU runs on: in the context the
+ * jump resumed, at the PU's next jump (a context that started fresh), when the
+ * context's resume comes first (another PU took it), or when the thread ends.  The slot
+ * is the scheduler's (a task's or a worker's), alive while its worker runs. */
 typedef struct seen {
     uintptr_t sp; /* 0: empty slot */
     uint64_t at;  /* the PU's jump count when the context was suspended */
@@ -498,7 +500,9 @@ typedef struct seen {
 } seen_t;
 static seen_t *seen;
 static size_t seen_cap, seen_n;
-static bthread_fcontext_t *left[SIM_MAX_PUS];
+static bthread_fcontext_t *left[SIM_MAX_PUS]; /* the slot of the PU's last jump, unread */
+static uint64_t left_at[SIM_MAX_PUS];         /* the PU's jump count after that jump */
+static int nleft;                             /* PUs with a slot unread */
 static uint64_t pu_jumps[SIM_MAX_PUS];
 
 static seen_t *seen_slot(seen_t *tab, size_t cap, uintptr_t sp)
@@ -530,6 +534,29 @@ static void seen_put(uintptr_t sp, int pu, uint64_t at)
     *e = (seen_t){.sp = sp, .at = at, .pu = pu};
 }
 
+static void settle(int pu)
+{
+    if (!left[pu])
+        return;
+    if (*left[pu])
+        seen_put((uintptr_t)*left[pu], pu, left_at[pu]);
+    left[pu] = NULL;
+    nleft--;
+}
+
+/* What resuming the context saved at sp costs. */
+static uint64_t resume_cost(uint64_t d);
+static uint64_t cold_cost(uintptr_t sp)
+{
+    for (int p = 0; nleft > 0 && p < sim_model.npus; p++) /* suspended, not yet read back */
+        if (left[p] && (uintptr_t)*left[p] == sp)
+            settle(p);
+    if (!seen_cap)
+        return 0;
+    const seen_t *e = seen_slot(seen, seen_cap, sp);
+    return e->sp ? resume_cost(pu_jumps[e->pu] - e->at) : 0;
+}
+
 /* The curve between its points, linear in log2(d). */
 static uint64_t resume_cost(uint64_t d)
 {
@@ -549,23 +576,21 @@ static uint64_t resume_cost(uint64_t d)
 intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intptr_t vp,
                            bool preserve_fpu)
 {
-    if (running) {
-        int pu = cur->pu;
-        if (left[pu] && *left[pu])
-            seen_put((uintptr_t)*left[pu], pu, pu_jumps[pu]);
-        left[pu] = ofc;
-        pu_jumps[pu]++;
-        uint64_t cold = 0;
-        if (seen_cap) {
-            const seen_t *e = seen_slot(seen, seen_cap, (uintptr_t)nfc);
-            if (e->sp)
-                cold = resume_cost(pu_jumps[e->pu] - e->at);
-        }
-        charge(sim_model.c[SIM_C_SWITCH] + sim_model.c[SIM_C_CODE_SWITCH] + cold);
-        sim_stats.resume_ps += cold;
-        sim_stats.task_switches++;
-    }
-    return bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
+    if (!running)
+        return bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
+    int pu = cur->pu;
+    settle(pu);
+    uint64_t cold = cold_cost((uintptr_t)nfc);
+    left[pu] = ofc;
+    left_at[pu] = ++pu_jumps[pu];
+    nleft++;
+    charge(sim_model.c[SIM_C_SWITCH] + sim_model.c[SIM_C_CODE_SWITCH] + cold);
+    sim_stats.resume_ps += cold;
+    sim_stats.task_switches++;
+    intptr_t r = bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
+    if (running) /* resumed, on whichever PU took us: its jump saved what it left */
+        settle(cur->pu);
+    return r;
 }
 
 /* ---- the futex ----------------------------------------------------------------------- */
@@ -990,7 +1015,7 @@ static void thread_finish(void *ret)
     (void)ret;
     sim_thread_t *me = cur;
     me->done_word = 1;
-    left[me->pu] = NULL; /* the slot of its last jump may go with it (see seen_t) */
+    settle(me->pu); /* the slot of its last jump may go with it (see seen_t) */
     futex_wake(&me->done_word, INT_MAX);
     me->state = T_DONE;
     if (me->id == 0) { /* main returned: the simulated process ends */
