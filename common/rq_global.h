@@ -12,7 +12,7 @@
 #include <pthread.h>
 
 static struct global_queue {
-    pthread_mutex_t lock;
+    alignas(CACHELINE) pthread_mutex_t lock; /* a line of its own: no other global's writes */
     pthread_cond_t cond;
     task_t *head, *tail;
     int waiting;

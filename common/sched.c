@@ -96,13 +96,13 @@ static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w);
 #define FREE_CACHE_REFILL 32u /* single slots a cache takes from the shared list per lock */
 
 /* The link of a free list or queue: relaxed, because every list below is ordered by
- * pool_lock or owned by one thread (the remote queues in section 2 say their orders). */
+ * pool.lock or owned by one thread (the remote queues in section 2 say their orders). */
 static inline task_t *link_get(task_t *t) { return atomic_load_explicit(&t->next, memory_order_relaxed); }
 static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->next, n, memory_order_relaxed); }
 
-/* Free slots wait under pool_lock in two forms: single slots (pool_free, where a new
+/* Free slots wait under pool.lock in two forms: single slots (pool.free, where a new
  * chunk goes) and whole batches of FREE_BATCH that full worker caches handed back
- * (pool_batches: each batch a chain through ->next, the batches chained through their
+ * (pool.batches: each batch a chain through ->next, the batches chained through their
  * first slot's `arg`, which start_task overwrites).  A cache refills with one batch in
  * O(1).  Walking slots under the lock instead would take one cache miss per slot, on
  * lines the worker that freed them owns: that walk was most of a foreign submitter's
@@ -110,11 +110,14 @@ static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->ne
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
-static spinlock_t pool_lock = SPINLOCK_INIT;
-static task_t *pool_free;    /* under pool_lock */
-static task_t *pool_batches; /* under pool_lock */
+/* The lock and what it guards share a line of their own (no other global's writes). */
+static struct {
+    alignas(CACHELINE) spinlock_t lock;
+    task_t *free;    /* under lock */
+    task_t *batches; /* under lock */
+} pool = {.lock = SPINLOCK_INIT};
 
-static bool pool_grow(void) /* under pool_lock */
+static bool pool_grow(void) /* under pool.lock */
 {
     uint32_t c = atomic_load_explicit(&nchunks, memory_order_relaxed);
     if (c == MAX_CHUNKS)
@@ -127,8 +130,8 @@ static bool pool_grow(void) /* under pool_lock */
         task_t *t = &chunk[i];
         t->slot = c * SLOTS_PER_CHUNK + i;
         butex_init_embedded(&t->join_bx, 1); /* free; its first version will be 1 */
-        link_set(t, pool_free);
-        pool_free = t;
+        link_set(t, pool.free);
+        pool.free = t;
     }
     atomic_store_explicit(&chunks[c], chunk, memory_order_relaxed);
     /* release: a reader that sees the new count sees the chunk pointer and its slots */
@@ -146,22 +149,22 @@ struct free_cache {
  * False when the pool cannot grow. */
 static bool cache_refill(struct free_cache *fc)
 {
-    spin_lock(&pool_lock);
-    task_t *b = pool_batches;
+    spin_lock(&pool.lock);
+    task_t *b = pool.batches;
     if (b) {
-        pool_batches = b->arg;
+        pool.batches = b->arg;
         fc->head = b;
         fc->n = FREE_BATCH;
-    } else if (pool_free || pool_grow()) {
-        for (unsigned k = 0; pool_free && k < FREE_CACHE_REFILL; k++) {
-            task_t *x = pool_free;
-            pool_free = link_get(x);
+    } else if (pool.free || pool_grow()) {
+        for (unsigned k = 0; pool.free && k < FREE_CACHE_REFILL; k++) {
+            task_t *x = pool.free;
+            pool.free = link_get(x);
             link_set(x, fc->head);
             fc->head = x;
             fc->n++;
         }
     }
-    spin_unlock(&pool_lock);
+    spin_unlock(&pool.lock);
     return fc->head != NULL;
 }
 
@@ -202,10 +205,10 @@ static void task_free(struct free_cache *fc, task_t *t)
     fc->head = link_get(last);
     fc->n -= FREE_BATCH;
     link_set(last, NULL);
-    spin_lock(&pool_lock);
-    first->arg = pool_batches;
-    pool_batches = first;
-    spin_unlock(&pool_lock);
+    spin_lock(&pool.lock);
+    first->arg = pool.batches;
+    pool.batches = first;
+    spin_unlock(&pool.lock);
 }
 
 /* Non-worker threads only allocate (tasks end on workers), from a thread-local cache
@@ -285,8 +288,8 @@ static void pool_free_all(void)
     for (uint32_t c = 0; c < n; c++)
         free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
     atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
-    pool_free = NULL;
-    pool_batches = NULL;
+    pool.free = NULL;
+    pool.batches = NULL;
 }
 
 /* ======================================================================================
@@ -516,7 +519,7 @@ struct worker {
  * with a thread.  Entries past nworkers are untouched memory (their pages are never
  * written), so the array costs address space, not memory. */
 static struct control {
-    pthread_mutex_t lock; /* start-up, growth and shutdown */
+    alignas(CACHELINE) pthread_mutex_t lock; /* start-up, growth and shutdown */
     _Atomic int running;  /* 1 while workers run */
     _Atomic bool stopping;
     _Atomic int nworkers; /* workers with a thread; only grows while running */
@@ -827,7 +830,7 @@ static bool assign_stack(task_t *t)
  * runnable on that worker, where the stack is now cached.  While any task waits,
  * bthread_start_* fails with EAGAIN, so a program learns of the exhaustion. */
 static struct {
-    spinlock_t lock;
+    alignas(CACHELINE) spinlock_t lock;
     task_t *head, *tail;  /* under lock */
     _Atomic int n;        /* read without the lock as a hint */
 } stackless = {.lock = SPINLOCK_INIT};
