@@ -33,6 +33,7 @@
 
 #include "fcontext.h"
 #include "sha1.h"
+#include "sim_engine.h"
 #include "uts_tree.h"
 #include "spinlock.h"
 #include "wl_kernel.h"
@@ -172,14 +173,17 @@ static double ring_median_ns(long k)
     return v[1];
 }
 
+/* resume_<d> for each ring size d of the engine's curve (d >= 1024 written as <d/1024>k) */
 static void resume_costs(void)
 {
-    static const long ks[] = {16, 128, 1024, 4096, 16384, 32768};
-    static const char *const names[] = {"16", "128", "1k", "4k", "16k", "32k"};
+    static const long ring[SIM_RESUME_POINTS] = SIM_RESUME_D;
     double base = ring_median_ns(2);
-    for (int i = 0; i < 6; i++) {
-        double extra = ring_median_ns(ks[i]) - base;
-        printf("resume_%s %.3f\n", names[i], extra > 0 ? extra : 0);
+    for (int i = 0; i < SIM_RESUME_POINTS; i++) {
+        double extra = ring_median_ns(ring[i]) - base;
+        if (ring[i] >= 1024)
+            printf("resume_%ldk %.3f\n", ring[i] / 1024, extra > 0 ? extra : 0);
+        else
+            printf("resume_%ld %.3f\n", ring[i], extra > 0 ? extra : 0);
     }
 }
 
@@ -187,11 +191,12 @@ static void resume_costs(void)
 #define WAKES 201
 static _Atomic int fword, fstate; /* fstate: 0 idle, 1 sleeper armed, 2 woken */
 static _Atomic uint64_t woke_at;
+static int nwakes; /* the sleeper's rounds: one per sample */
 
 static void *sleeper(void *arg)
 {
     pin((int)(intptr_t)arg);
-    for (int i = 0; i < WAKES; i++) {
+    for (int i = 0; i < nwakes; i++) {
         atomic_store(&fword, 0);
         atomic_store(&fstate, 1);
         while (atomic_load(&fword) == 0)
@@ -204,32 +209,85 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
-static void wake_costs(int cpu_a, int cpu_b, double *wake, double *latency)
+/* n wakes of a sleeper on cpu_b from cpu_a: the system call's time (w) and the time from
+ * its end to the sleeper running (l), in ns, for the wakes that found it asleep (their
+ * count is returned).  Each sleep lasts `sleep_ns` of busy waiting after the sleeper
+ * armed itself, or, for sleep_ns < 0, a 200 us nanosleep (with the timer's slack: long
+ * enough for any idle CPU to halt). */
+static int wake_samples(int cpu_a, int cpu_b, long sleep_ns, int n, double *w, double *l)
 {
-    double w[WAKES], l[WAKES];
     pthread_t t;
+    nwakes = n;
     pthread_create(&t, NULL, sleeper, (void *)(intptr_t)cpu_b);
     pin(cpu_a);
-    for (int i = 0; i < WAKES; i++) {
+    int got = 0;
+    for (int i = 0; i < n; i++) {
         while (atomic_load(&fstate) != 1)
             ;
-        struct timespec d = {0, 200000}; /* let it reach the kernel's sleep */
-        nanosleep(&d, NULL);
+        if (sleep_ns < 0) {
+            struct timespec d = {0, 200000}; /* let it reach the kernel's sleep */
+            nanosleep(&d, NULL);
+        } else {
+            for (uint64_t t0 = now(); now() - t0 < (uint64_t)sleep_ns;)
+                ;
+        }
         atomic_store(&fword, 1);
         uint64_t t0 = now();
-        futex(&fword, FUTEX_WAKE, 1);
+        long woken = futex(&fword, FUTEX_WAKE, 1);
         uint64_t t1 = now();
         while (atomic_load(&fstate) != 2)
             ;
-        w[i] = (double)(t1 - t0);
-        l[i] = (double)(atomic_load(&woke_at) - t1);
-        if (l[i] < 0)
-            l[i] = 0;
+        if (woken == 1) { /* else it had not gone to sleep yet: no wake-up to time */
+            w[got] = (double)(t1 - t0);
+            l[got] = (double)(atomic_load(&woke_at) - t1);
+            if (l[got] < 0)
+                l[got] = 0;
+            got++;
+        }
         atomic_store(&fstate, 0);
     }
     pthread_join(t, NULL);
-    *wake = low_pct(w, WAKES);
-    *latency = low_pct(l, WAKES);
+    return got;
+}
+
+/* A wake-up after a long sleep: futex_wake and wakeup_latency. */
+static void wake_costs(int cpu_a, int cpu_b, double *wake, double *latency)
+{
+    double w[WAKES], l[WAKES];
+    int got = wake_samples(cpu_a, cpu_b, -1, WAKES, w, l);
+    *wake = got ? low_pct(w, got) : 0;
+    *latency = got ? low_pct(l, got) : 0;
+}
+
+/* A wake-up after a short sleep, and how long a sleep stays short.  A CPU that has just
+ * gone idle polls for a while before it halts (a VM's guest halt polling; on bare metal a
+ * shallow idle state first): until then a wake-up is cheap.  The sleeps of the ladder,
+ * 41 wakes each: the first (10 us) gives futex_wake_short and wakeup_latency_short (10th
+ * percentiles); short_sleep_max is the longest sleep of the ladder's first run whose
+ * median wake is nearer futex_wake_short than the long sleep's `wake` (all of the ladder
+ * if no step shows). */
+#define LADDER_WAKES 41
+static void short_wake_costs(int cpu_a, int cpu_b, double wake, double *wake_short,
+                             double *latency_short, double *short_max)
+{
+    static const long ladder_us[] = {10, 20, 50, 75, 100, 125, 150, 175, 200, 300, 500, 1000};
+    const int nl = (int)(sizeof ladder_us / sizeof *ladder_us);
+    double w[LADDER_WAKES], l[LADDER_WAKES];
+    *wake_short = *latency_short = wake;
+    *short_max = 0;
+    for (int i = 0; i < nl; i++) {
+        int got = wake_samples(cpu_a, cpu_b, ladder_us[i] * 1000, LADDER_WAKES, w, l);
+        if (got < LADDER_WAKES / 2)
+            break;
+        if (i == 0) {
+            *wake_short = low_pct(w, got);
+            *latency_short = low_pct(l, got);
+        }
+        qsort(w, (size_t)got, sizeof *w, cmp_d);
+        if (w[got / 2] - *wake_short > wake - w[got / 2])
+            break; /* nearer the long sleep's price: no longer short */
+        *short_max = (double)ladder_us[i] * 1000;
+    }
 }
 
 static void *empty(void *a) { return a; }
@@ -396,6 +454,10 @@ int main(int argc, char **argv)
     double wake, lat;
     wake_costs(0, ncpu > 1 ? 1 : 0, &wake, &lat);
     printf("futex_wake %.3f\nwakeup_latency %.3f\n", wake, lat);
+    double wake_short, lat_short, short_max;
+    short_wake_costs(0, ncpu > 1 ? 1 : 0, wake, &wake_short, &lat_short, &short_max);
+    printf("futex_wake_short %.3f\nwakeup_latency_short %.3f\nshort_sleep_max %.3f\n",
+           wake_short, lat_short, short_max);
     pin(0);
     printf("sched_yield %.3f\n", TIME_LOOP(500, sched_yield()));
     printf("pause %.3f\n", TIME_LOOP(5000, cpu_relax()));

@@ -25,7 +25,7 @@ COSTS = ("load_hit", "store_hit", "rmw", "fence", "switch", "syscall", "futex_wa
          "wakeup_latency", "sched_yield", "pause", "clock_read", "thread_create",
          "sleep_slack", "sha1_block", "code_access", "code_switch", "stack_map", "stack_unmap",
          "uts_node", "resume_16", "resume_128", "resume_1k", "resume_4k", "resume_16k",
-         "resume_32k",
+         "resume_32k", "futex_wake_short", "wakeup_latency_short", "short_sleep_max",
          "xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
 LEVELS = ("pack", "numa", "l3", "l2", "core", "pu")
 MAX_PUS = 256

@@ -60,7 +60,7 @@ endif
 # build/sim-calibrate: the measurements behind `calibrate` (harness/sim/calibrate.py);
 # a real program, built with the real build's flags
 SIM_CALIBRATE := $(BUILD)/sim-calibrate
-$(SIM_CALIBRATE): harness/sim/calibrate.c $(ASM_OBJ) workloads/sha1.h workloads/wl_kernel.h workloads/uts_tree.h
+$(SIM_CALIBRATE): harness/sim/calibrate.c harness/sim/sim_engine.h harness/sim/sim_api.h $(ASM_OBJ) workloads/sha1.h workloads/wl_kernel.h workloads/uts_tree.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(ASM_OBJ) $(LDLIBS) -o $@
 sim: $(SIM_CALIBRATE)

@@ -30,7 +30,11 @@
  * workers', wrapping around).
  *
  * Blocking.  A futex wait blocks the thread until a wake-up (at the waker's time plus
- * the model's wake-up latency) or its timeout; the heap holds runnable threads keyed by
+ * the model's wake-up latency) or its timeout.  A thread that slept for at most
+ * short_sleep_max is woken at the short-sleep costs (futex_wake_short, and
+ * wakeup_latency_short after it), one asleep for longer at futex_wake and wakeup_latency:
+ * on the machine measured here a wake-up costs 5-10x more once the sleeper's CPU has
+ * stopped polling and halted. the heap holds runnable threads keyed by
  * their clock and timed waiters keyed by their deadline.  When the running thread
  * blocks or ends and no thread is runnable or has a deadline, the run is stuck for good:
  * a stall, reported with every blocked thread named (exit 3), never a hang.
@@ -544,8 +548,24 @@ static void settle(int pu)
     nleft--;
 }
 
+/* The curve between its points (0 at d = 2, then SIM_RESUME_D), linear in log2(d). */
+static uint64_t resume_cost(uint64_t d)
+{
+    static const long ring[SIM_RESUME_POINTS] = SIM_RESUME_D;
+    if (d <= 2)
+        return 0;
+    double x = log2((double)d), lo = 0, lo_at = 1;
+    for (int i = 0; i < SIM_RESUME_POINTS; i++) {
+        double hi = (double)sim_model.c[SIM_C_RESUME_16 + i], hi_at = log2((double)ring[i]);
+        if (x <= hi_at)
+            return (uint64_t)(lo + (hi - lo) * (x - lo_at) / (hi_at - lo_at));
+        lo = hi;
+        lo_at = hi_at;
+    }
+    return (uint64_t)lo;
+}
+
 /* What resuming the context saved at sp costs. */
-static uint64_t resume_cost(uint64_t d);
 static uint64_t cold_cost(uintptr_t sp)
 {
     for (int p = 0; nleft > 0 && p < sim_model.npus; p++) /* suspended, not yet read back */
@@ -555,22 +575,6 @@ static uint64_t cold_cost(uintptr_t sp)
         return 0;
     const seen_t *e = seen_slot(seen, seen_cap, sp);
     return e->sp ? resume_cost(pu_jumps[e->pu] - e->at) : 0;
-}
-
-/* The curve between its points, linear in log2(d). */
-static uint64_t resume_cost(uint64_t d)
-{
-    static const double at[] = {1, 4, 7, 10, 12, 14, 15}; /* log2 of 2, 16, ..., 32k */
-    if (d <= 2)
-        return 0;
-    double x = log2((double)d), lo = 0;
-    for (int i = 1; i < 7; i++) {
-        double hi = (double)sim_model.c[SIM_C_RESUME_16 + i - 1];
-        if (x <= at[i])
-            return (uint64_t)(lo + (hi - lo) * (x - at[i - 1]) / (at[i] - at[i - 1]));
-        lo = hi;
-    }
-    return (uint64_t)lo;
 }
 
 intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intptr_t vp,
@@ -644,6 +648,15 @@ static int futex_wait(int *addr, int val, uint64_t deadline, const char *what)
     return 0;
 }
 
+/* Has blocked thread t slept for at most short_sleep_max, by the running thread's clock?
+ * A waker whose clock is behind t's (it ran later, but at an earlier simulated time) found
+ * t asleep for no time at all. */
+static bool slept_briefly(const sim_thread_t *t)
+{
+    uint64_t now = cur->clock, max = sim_model.c[SIM_C_SHORT_SLEEP_MAX];
+    return max > 0 && (now <= t->wait_since || now - t->wait_since <= max);
+}
+
 static int futex_wake(int *addr, int n)
 {
     sched_point();
@@ -670,12 +683,20 @@ static int futex_wake(int *addr, int n)
         t->wnext = NULL;
         woken++;
     }
-    charge(woken ? sim_model.c[SIM_C_FUTEX_WAKE] : sim_model.c[SIM_C_SYSCALL]);
+    /* The system call costs the short-sleep price only if every thread it wakes slept
+     * briefly; each woken thread's latency goes by its own sleep. */
+    bool all_short = true;
+    for (sim_thread_t *t = list; t; t = t->wnext)
+        all_short = all_short && slept_briefly(t);
+    charge(!woken       ? sim_model.c[SIM_C_SYSCALL]
+           : all_short ? sim_model.c[SIM_C_FUTEX_WAKE_SHORT]
+                       : sim_model.c[SIM_C_FUTEX_WAKE]);
     /* in queue (FIFO) order, each from the end of the system call plus the latency */
-    uint64_t at = me->clock + sim_model.c[SIM_C_WAKEUP];
     for (sim_thread_t *t = list, *nx; t; t = nx) {
         nx = t->wnext;
-        wake(t, at);
+        bool brief = slept_briefly(t);
+        sim_stats.short_wakes += brief;
+        wake(t, me->clock + sim_model.c[brief ? SIM_C_WAKEUP_SHORT : SIM_C_WAKEUP]);
     }
     sim_stats.futex_wakes += (uint64_t)woken;
     return woken;

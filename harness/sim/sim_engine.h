@@ -21,8 +21,8 @@ enum sim_cost {
     SIM_C_FENCE,        /* a seq_cst fence */
     SIM_C_SWITCH,       /* one jump_fcontext */
     SIM_C_SYSCALL,      /* a system call that does not wake anybody (futex wait entry...) */
-    SIM_C_FUTEX_WAKE,   /* a futex wake system call that wakes somebody */
-    SIM_C_WAKEUP,       /* from a futex wake to the woken thread running */
+    SIM_C_FUTEX_WAKE,   /* a futex wake system call that wakes somebody asleep for long */
+    SIM_C_WAKEUP,       /* from such a wake to the woken thread running */
     SIM_C_YIELD,        /* sched_yield */
     SIM_C_PAUSE,        /* one spin-loop pause */
     SIM_C_CLOCK,        /* one clock_gettime */
@@ -46,8 +46,20 @@ enum sim_cost {
     SIM_C_RESUME_4K,
     SIM_C_RESUME_16K,
     SIM_C_RESUME_32K,
+    /* a wake-up after a short sleep: a thread asleep for at most short_sleep_max is
+     * woken at these costs instead of futex_wake and wakeup_latency (a CPU that has
+     * just gone idle is still polling, or in a shallow idle state: no halt to exit, in a
+     * VM no exit to the host).  short_sleep_max 0: every wake-up costs the long ones. */
+    SIM_C_FUTEX_WAKE_SHORT,
+    SIM_C_WAKEUP_SHORT,
+    SIM_C_SHORT_SLEEP_MAX,
     SIM_C_N
 };
+
+/* The ring sizes d behind SIM_C_RESUME_16 ... SIM_C_RESUME_32K, in order: calibrate.c
+ * times a ring of each size; the engine interpolates between them. */
+#define SIM_RESUME_D {16, 128, 1024, 4096, 16384, 32768}
+#define SIM_RESUME_POINTS (SIM_C_RESUME_32K - SIM_C_RESUME_16 + 1)
 
 typedef struct sim_pu {
     int core, l3, numa, pack;
@@ -68,6 +80,7 @@ extern sim_model_t sim_model;
 
 typedef struct sim_stats {
     uint64_t accesses, transfers, thread_switches, task_switches, futex_waits, futex_wakes;
+    uint64_t short_wakes; /* threads woken at the short-sleep costs (of futex_wakes) */
     uint64_t maps, unmaps; /* charged mmap / munmap calls (stacks on a pool miss) */
     uint64_t resume_ps;    /* charged for resuming contexts gone cold (SIM_C_RESUME_*) */
     uint64_t work_ps; /* charged task-body work (kernel, SHA-1) */

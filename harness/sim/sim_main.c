@@ -66,6 +66,7 @@ static long parse_long(const char *s, const char *what)
 typedef struct rep {
     double real_ns, cpu_ns, main_cpu_ns, work_ns, items, accesses, jumps, maps, unmaps;
     double resume_s; /* charged for resuming cold contexts */
+    double wakes, short_wakes; /* threads woken by a futex wake; of them, after a short sleep */
     double st[ST_N];
     wl_run_t run;
 } rep_t;
@@ -120,6 +121,7 @@ static void *simulated_main(void *unused)
         uint64_t busy0 = sim_busy_ps(), work0 = sim_stats.work_ps, t0 = sim_now_ps();
         uint64_t acc0 = sim_stats.accesses, jumps0 = sim_stats.task_switches;
         uint64_t maps0 = sim_stats.maps, unmaps0 = sim_stats.unmaps, resume0 = sim_stats.resume_ps;
+        uint64_t wakes0 = sim_stats.futex_wakes, short0 = sim_stats.short_wakes;
         double m0 = thread_cpu_ns();
         if (!one_run(&p->run)) {
             failed = 1;
@@ -135,6 +137,8 @@ static void *simulated_main(void *unused)
         p->maps = (double)(sim_stats.maps - maps0);
         p->unmaps = (double)(sim_stats.unmaps - unmaps0);
         p->resume_s = (double)(sim_stats.resume_ps - resume0) / 1e12;
+        p->wakes = (double)(sim_stats.futex_wakes - wakes0);
+        p->short_wakes = (double)(sim_stats.short_wakes - short0);
         sched_stats_sum(s1);
         for (int k = 0; k < ST_N; k++)
             p->st[k] = s1[k] - s0[k];
@@ -224,6 +228,8 @@ static void write_json(FILE *f)
         fprintf(f, "      \"sim_maps\": %.17g,\n      \"sim_unmaps\": %.17g,\n", p->maps,
                 p->unmaps);
         fprintf(f, "      \"sim_resume_s\": %.17g,\n", p->resume_s);
+        fprintf(f, "      \"sim_wakes\": %.17g,\n      \"sim_short_wakes\": %.17g,\n", p->wakes,
+                p->short_wakes);
         fprintf(f, "      \"proc_cpu_s\": %.17g\n    }", p->cpu_ns / 1e9);
     }
     fprintf(f, "\n  ]\n}\n");

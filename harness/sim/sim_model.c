@@ -30,6 +30,7 @@ const char *const sim_cost_names[SIM_C_N] = {
     "clock_read", "thread_create", "sleep_slack", "sha1_block", "code_access",
     "code_switch", "stack_map", "stack_unmap", "uts_node", "resume_16",
     "resume_128", "resume_1k", "resume_4k", "resume_16k", "resume_32k",
+    "futex_wake_short", "wakeup_latency_short", "short_sleep_max",
 };
 static const char *const xfer_names[6] = {NULL, "xfer_core", "xfer_l3", "xfer_numa",
                                           "xfer_package", "xfer_remote"};

@@ -352,3 +352,29 @@ def test_a_context_gone_cold_costs_its_resume_curve(tmp_path):
     # a few jumps of the start and the end (into and out of the worker's own context) are
     # not part of the ring: within 2 %
     assert abs(per_jump["64,200"] - (100 + 200.0 / 3)) < 0.02 * (100 + 200.0 / 3), per_jump
+
+
+def test_a_wake_after_a_short_sleep_costs_the_short_prices(tmp_path):
+    # unitcost charges only the switch (1 us per jump); with futex wake prices added, a
+    # run's CPU time is exactly jumps x 1 us + each waking system call's price.  Under
+    # `static` at 2 workers every pingpong turn hands the game to the other worker,
+    # asleep since its own turn ended (microseconds): each wake-up is short when
+    # short_sleep_max is a second, long when it is 0 (no discount), and so are the
+    # wakers' system calls; the shorter latency makes the run faster in simulated time.
+    long_ns, short_ns = 2000.0, 500.0
+    runs = {}
+    for smax in (0.0, 1e9):
+        path = flat_with(tmp_path, "unitcost", futex_wake=long_ns, futex_wake_short=short_ns,
+                         wakeup_latency=50000.0, wakeup_latency_short=700.0,
+                         short_sleep_max=smax)
+        b = json.loads(run("static", path, 2, "pingpong", "0,200", reps=1).stdout)["benchmarks"][0]
+        assert not b.get("error_occurred"), b
+        assert b["sim_wakes"] >= 200, b
+        assert b["sim_short_wakes"] == (b["sim_wakes"] if smax else 0), b
+        price = short_ns if smax else long_ns
+        wakes_ns = b["proc_cpu_s"] * 1e9 - b["sim_jumps"] * 1000.0
+        calls = round(wakes_ns / price)
+        assert abs(wakes_ns - calls * price) < 1e-3, (smax, b)
+        assert calls == b["sim_wakes"], (smax, calls, b)  # each call wakes one thread here
+        runs[smax] = b["real_time"]
+    assert runs[1e9] < runs[0.0], runs
