@@ -1,5 +1,4 @@
 """Bad input: one clear line on stderr and exit code 2, never a traceback."""
-import json
 import os
 
 import pytest
@@ -187,15 +186,6 @@ def test_resume_of_a_run_without_a_usable_plan(small_run, plan):
     write(os.path.join(run_dir, "plan.json"), plan)
     one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
                    "cannot be resumed")
-
-
-def test_a_simulated_run_is_not_resumed_as_a_real_sweep(small_run):
-    root, run_dir = small_run
-    plan = json.load(open(os.path.join(run_dir, "plan.json")))
-    plan.update(simulated=True, model="epyc16", min_time=None)
-    write(os.path.join(run_dir, "plan.json"), json.dumps(plan))
-    one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
-                   "cannot be resumed: it is a simulated run")
 
 
 def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
