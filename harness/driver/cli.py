@@ -14,6 +14,8 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py publish RUN              prune a run to its lean published form (raw JSON,
                                       meta, plan, status, REPORT.md, embedded figures)
     ./run.py run --publish            a quick sweep, its plots and report, then publish
+    ./run.py run --sim epyc16         ... and its imbalance scenarios simulated on a 16-core
+                                      EPYC model, drawn and reported beside (SIMULATED)
 
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
@@ -34,17 +36,19 @@ import os
 import sys
 
 from .build import Build
+from .companion import (MODEL_KEY, check_model, companion_dir, load_companion, record_model,
+                        simulate_companion)
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
-from .config import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG, QUICK,
-                     UsageError, check_unknown, parse_name_list, parse_workers)
+from .config import (CLAIM_WORKLOAD, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG,
+                     QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
 from .publish import cmd_publish as publish_command
 from .report import make_plots_and_report
-from .rundata import (filter_results, load_run, resolve_run, results_csv, samples_csv,
-                      split_run_spec)
-from .sweep import execute_plan, finalize_run, resume_run, run_spec, start_run
+from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
+                      samples_csv, split_run_spec)
+from .sweep import command_line, execute_plan, finalize_run, resume_run, run_spec, start_run
 from harness.sim import cli as sim_cli
 
 # The repository root: where run.py, the Makefile, build/, results/ and plots/ are.
@@ -54,8 +58,13 @@ DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, com
 
 def cmd_run(args):
     build = Build(args.root)
+    if args.sim:
+        check_model(args.sim)          # a bad model is refused before the sweep
     run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
     run_id = os.path.basename(run_dir)
+    model = args.sim or read_meta(run_dir).get(MODEL_KEY)
+    if args.sim:
+        record_model(run_dir, args.sim)  # a --resume finishes the companion too
     print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
@@ -64,6 +73,22 @@ def cmd_run(args):
         print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume "
               f"{run_spec(run_dir, build.root)}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    sim_ok = True
+    done = companion_dir(run_dir, read_meta(run_dir))
+    if done and os.path.isdir(done):
+        pass                            # a resumed run whose companion is there already
+    elif model and any(p["workload"] == CLAIM_WORKLOAD for p in plan["points"]):
+        echo = (lambda *a, **k: None) if args.quiet else \
+            (lambda text, **k: print(text, file=sys.stderr))
+        try:
+            sim_ok = simulate_companion(run_dir, model, command_line(), echo)
+        except KeyboardInterrupt:
+            print(f"\n{PROG}: interrupted during the simulated companion; the measured run "
+                  f"is complete; continue with: {sys.argv[0]} run --resume "
+                  f"{run_spec(run_dir, build.root)}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    elif model:
+        warn(f"--sim {model}: the sweep has no {CLAIM_WORKLOAD} scenario; nothing simulated")
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
     logs = {p["id"]: p["log"] for p in plan["points"]}
@@ -79,13 +104,14 @@ def cmd_run(args):
         path = make_plots_and_report(data, build.root, args.alpha)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
     if args.publish:
-        if failed or wrong:
+        if failed or wrong or not sim_ok:
             print(f"{PROG}: not published: {len(failed)} point(s) failed, {len(wrong)} "
-                  "benchmark(s) with errors", file=sys.stderr)
+                  f"benchmark(s) with errors{'' if sim_ok else ', the simulated companion failed'}",
+                  file=sys.stderr)
             return EXIT_FAILED
         args.run, args.prune_only = run_dir, False
         cmd_publish(args)
-    return EXIT_FAILED if failed or wrong else 0
+    return EXIT_FAILED if failed or wrong or not sim_ok else 0
 
 
 def cmd_list(args):
@@ -123,7 +149,8 @@ def cmd_plot(args):
     if not data.usable():
         raise UsageError(f"{data.run_dir} has no usable results to plot")
     out = args.out or plots_dir(args.root, data.run_id)
-    sim = load_run(resolve_run(args.with_sim, args.root)) if args.with_sim else None
+    sim = (load_run(resolve_run(args.with_sim, args.root)) if args.with_sim
+           else load_companion(data))
     if sim is not None and not sim.meta.get("simulated"):
         raise UsageError(f"--with-sim {args.with_sim}: not a simulated run (meta.json has no "
                          "\"simulated\": true)")
@@ -177,7 +204,13 @@ def cmd_report(args):
 
 
 def cmd_publish(args):
-    return publish_command(args, resolve_run, plots_dir)
+    publish_command(args, resolve_run, plots_dir)
+    run_dir = resolve_run(args.run, args.root)
+    sim_dir = companion_dir(run_dir, read_meta(run_dir))
+    if sim_dir and os.path.isdir(sim_dir):  # the simulated companion goes with it
+        args.run = sim_dir
+        publish_command(args, resolve_run, plots_dir)
+    return 0
 
 
 class Parser(argparse.ArgumentParser):
@@ -239,6 +272,11 @@ def build_parser():
     p.add_argument("--publish", action="store_true",
                    help="at the end, prune the run to its published form (./run.py publish); "
                         "refused for a run from a tree with uncommitted code changes")
+    p.add_argument("--sim", metavar="MODEL",
+                   help="at the end, simulate the run's imbalance scenarios on machine model "
+                        "MODEL (epyc16, twosocket64, numa128, here or a model file) at 1, 2, "
+                        "4, ... up to its PUs, and draw and report them beside the measured "
+                        "ones, labelled SIMULATED (`make run` passes --sim epyc16)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,

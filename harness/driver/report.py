@@ -4,6 +4,7 @@ with its plots, and the significant differences against the baselines."""
 import os
 
 from .compare import compare_pair, compare_sides, significance_notes
+from .companion import load_companion
 from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, UsageError, warn
 from .files import write_output
 from .fmt import fmt_p, fmt_seconds, format_table
@@ -17,8 +18,8 @@ class Report:
     """The Markdown report of one run: machine, problems, the 30-50% claim, per-workload
     tables with their plots, significant differences against the baselines."""
 
-    def __init__(self, data, manifest, alpha, path, root):
-        self.data, self.alpha, self.path = data, alpha, path
+    def __init__(self, data, manifest, alpha, path, root, sim=None):
+        self.data, self.alpha, self.path, self.sim = data, alpha, path, sim
         self.manifest = manifest or {}
         self.plot_dir = plots_dir(root, data.run_id)
         self.variants = data.variants()
@@ -167,8 +168,56 @@ class Report:
         if w < 4:
             lines.append(f"This run went up to {workers_label(w)} ({usable_cpus} usable CPUs): "
                          "measure more workers on a bigger machine (`make bundle`) or in "
-                         "simulated time (`./run.py simulate`).")
-        return ["## Answers", "", " ".join(lines[:6]), ""]
+                         "simulated time (`./run.py simulate`"
+                         f"{'; the SIMULATED answer below' if self.sim else ''}).")
+        return ["## Answers", "", " ".join(lines[:6]), ""] + self.simulated_answer(short)
+
+    def simulated_answer(self, short):
+        """The claim on the simulated companion at its largest worker count: per baseline,
+        how many variant x scenario cells reach the band, and the best.  Ratios of
+        simulated medians, no significance test (the simulation is deterministic: its
+        repetitions differ only by the state the one before left)."""
+        sim = self.sim
+        if sim is None:
+            return []
+        usable = sim.usable()
+        scen = sorted({r.benchmark for r in usable if r.workload == CLAIM_WORKLOAD
+                       and r.params.get(CLAIM_PARAM) not in (None, "0")})
+        if not scen or not sim.workers():
+            return []
+        lo, hi = CLAIM_BAND
+        w, table = max(sim.workers()), sim.index()
+        bases = [b for b in BASELINES if b in sim.variants()]
+        cand = [v for v in sim.variants() if v not in bases]
+        parts = []
+        for base in bases:
+            cells = []
+            for bench in scen:
+                row = table.get(bench, {})
+                b = row.get((base, w))
+                for v in cand:
+                    r = row.get((v, w))
+                    tb = b.summary()["median"] if b else None
+                    tv = r.summary()["median"] if r else None
+                    if tb and tv:
+                        cells.append((tb / tv, v, bench))
+            if not cells:
+                continue
+            best = max(cells)
+            parts.append(f"over `{base}`, {sum(c[0] >= lo for c in cells)} of {len(cells)} "
+                         f"variant x scenario cells are {lo:.1f}x or faster "
+                         f"({sum(lo <= c[0] <= hi for c in cells)} in the {lo:.1f}-{hi:.1f}x band; "
+                         f"best {best[1]} {best[0]:.2f}x on {short(best[2])})")
+        if not parts:
+            return []
+        model = sim.meta.get("model", "?")
+        where = os.path.relpath(sim.run_dir, os.path.dirname(os.path.abspath(self.path)))
+        return ["**SIMULATED** on the machine model `%s` (%s) at %s: %s. From [`%s`](%s), "
+                "the simulated companion of this run (ratios of simulated medians; its error "
+                "against measured runs is known only where both exist: `results/validation/`); "
+                "the claim figures draw it dashed." % (
+                    model, sim.meta.get("model_description", ""), workers_label(w),
+                    "; ".join(parts), os.path.basename(sim.run_dir), where), ""]
 
     def overview(self):
         """The one-look heat map (over the first baseline), the others named."""
@@ -299,13 +348,14 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
     """Plots (when gnuplot is there; otherwise a warning) and REPORT.md; returns the
     report's path."""
     manifest = None
+    sim = load_companion(data)
     if plots:
         try:
-            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot())
+            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot(), sim)
         except UsageError as e:
             warn(f"{e}; the report has no plots")
     else:
         manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    write_output(path, Report(data, manifest, alpha, path, root).render())
+    write_output(path, Report(data, manifest, alpha, path, root, sim).render())
     return path

@@ -298,6 +298,9 @@ def resume_run(args, build):
     problem = "missing or not JSON" if plan is None else plan_problem(plan)
     if problem:
         raise UsageError(f"{run_dir} cannot be resumed: its plan.json is unusable ({problem})")
+    if plan.get("simulated") is True:
+        raise UsageError(f"{run_dir} cannot be resumed: it is a simulated run "
+                         "(run ./run.py simulate again: it is deterministic and takes minutes)")
     given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
     if given:
         warn("ignored with --resume (the sweep keeps its plan): "

@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import time
 
+from harness.driver.config import CLAIM_WORKLOAD
 from harness.driver.gbjson import BadResultFile, load_gb_file
 from harness.driver.machine import git_info
 from harness.driver.stats import brent_time
@@ -165,7 +166,8 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     started = datetime.datetime.now()
     # the tree as the binaries were built from it (build() above), not as it is at the end
     git = git_info(ROOT)
-    run_id = "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S"))
+    run_id = (os.path.basename(os.path.normpath(out)) if out
+              else "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S")))
     run_dir = out or os.path.join(ROOT, "results", run_id)
     os.makedirs(run_dir, exist_ok=True)
     flat = os.path.join(run_dir, "model.flat")
@@ -216,6 +218,39 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     _write_json(os.path.join(run_dir, "meta.json"), meta)
     report(run_dir)
     failed = [k for k, v in status.items() if not v["ok"]]
+    return run_dir, failed
+
+
+def companion_workers(npus):
+    """1, 2, 4, ... up to a model's PUs (and the PU count itself when it is no power of 2)."""
+    out, n = [], 1
+    while n <= npus:
+        out.append(n)
+        n *= 2
+    return out if out[-1] == npus else out + [npus]
+
+
+def companion(real_run, machine, jobs=1, command="", echo=print):
+    """The simulated companion of a measured run (`./run.py run --sim MODEL`): the run's
+    imbalance scenarios, on every variant it measured that has a simulation build, on the
+    machine model at companion_workers(its PUs), 3 repetitions.  It is an ordinary
+    simulated run (results/sim-<model>-<time>/); returns (its directory, failed points)."""
+    m = modelmod.load(machine)
+    real = medians(real_run)
+    like = {k[2] for k in real if k[2].split("/")[0] == CLAIM_WORKLOAD}
+    if not like:
+        raise SimError("%s has no %s scenario: nothing to simulate" % (real_run, CLAIM_WORKLOAD))
+    make_sim()
+    variants = sorted({k[0] for k in real} & set(variants_built()))
+    if not variants:
+        raise SimError("no variant of %s has a simulation build (`make sim`)" % real_run)
+    # beside the measured run (results/, or wherever --out put it)
+    out = os.path.join(os.path.dirname(os.path.abspath(real_run)), "sim-%s-%s" % (
+        m["name"], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+    run_dir, failed = simulate(machine, variants, [CLAIM_WORKLOAD], companion_workers(m["npus"]),
+                               3, 1, out, jobs, False, like, command, echo=echo)
+    from harness.sim import plots
+    plots.plot(run_dir, echo=echo)
     return run_dir, failed
 
 

@@ -1,4 +1,5 @@
 """Bad input: one clear line on stderr and exit code 2, never a traceback."""
+import json
 import os
 
 import pytest
@@ -30,6 +31,7 @@ def one_line_error(p, *words):
     (["run", "--min-time", "-1"], ["--min-time"]),
     (["run", "--filter", "fib(("], ["--filter"]),
     (["run", "--resume", "no-such-run"], ["no run 'no-such-run'"]),
+    (["run", "--sim", "nosuch"], ["--sim nosuch", "unknown machine model 'nosuch'", "epyc16"]),
     (["run", "--resume", "latest"], ["no runs under"]),
     (["plot", "no-such-run"], ["no run 'no-such-run'"]),
     (["report", "latest"], ["no runs under"]),
@@ -188,6 +190,15 @@ def test_resume_of_a_run_without_a_usable_plan(small_run, plan):
                    "cannot be resumed")
 
 
+def test_a_simulated_run_is_not_resumed_as_a_real_sweep(small_run):
+    root, run_dir = small_run
+    plan = json.load(open(os.path.join(run_dir, "plan.json")))
+    plan.update(simulated=True, model="epyc16", min_time=None)
+    write(os.path.join(run_dir, "plan.json"), json.dumps(plan))
+    one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
+                   "cannot be resumed: it is a simulated run")
+
+
 def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
     root, run_dir = small_run
     write(os.path.join(run_dir, "meta.json"), '{"started": 12}')
@@ -215,3 +226,9 @@ def test_help_lists_the_simulated_commands(capsys):
     for name in ("calibrate", "simulate", "validate"):
         assert name in out
     assert "SIMULATED" in out
+
+
+def test_a_bad_sim_model_is_refused_before_the_sweep(fake_root):
+    one_line_error(cli("run", "--root", fake_root, "--sim", "nosuch", "--workloads", "fib"),
+                   "--sim nosuch")
+    assert not os.path.exists(os.path.join(fake_root, "results"))

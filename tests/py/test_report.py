@@ -1,5 +1,7 @@
 """REPORT.md of fixtures/run_small."""
+import json
 import os
+import shutil
 
 from conftest import cli
 
@@ -55,3 +57,54 @@ def test_report_leads_with_answers_from_the_data(small_run):
     assert "This run went up to 2 workers (2 usable CPUs)" in answers
     # the counters of the best variant and of the baseline, from the raw files
     assert "Why, on imbalance=2" in answers and "chaselev:" in answers and "threadpool:" in answers
+
+
+def with_companion(root, run_dir, name="sim-box8-1"):
+    """A copy of run_small beside it, marked simulated, named as run_small's companion."""
+    sim_dir = os.path.join(root, "results", name)
+    shutil.copytree(run_dir, sim_dir)
+    meta_path = os.path.join(sim_dir, "meta.json")
+    meta = json.load(open(meta_path))
+    meta.update(simulated=True, model="box8", model_description="an 8-core box")
+    json.dump(meta, open(meta_path, "w"))
+    meta_path = os.path.join(run_dir, "meta.json")
+    meta = json.load(open(meta_path))
+    meta["simulated_companion"] = "../" + name
+    json.dump(meta, open(meta_path, "w"))
+    return sim_dir
+
+
+def test_the_simulated_companion_answers_the_claim_labelled(small_run):
+    root, run_dir = small_run
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert "SIMULATED" not in open(os.path.join(run_dir, "REPORT.md")).read()
+    with_companion(root, run_dir)
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    answers = open(os.path.join(run_dir, "REPORT.md")).read().split("## The run")[0]
+    # the same data as the measured run: chaselev 1.08x over threadpool at 2 workers,
+    # as a ratio of medians with no significance claimed
+    assert "**SIMULATED** on the machine model `box8` (an 8-core box) at 2 workers: over " \
+        "`threadpool`, 0 of 1 variant x scenario cells are 1.3x or faster (0 in the 1.3-1.5x " \
+        "band; best chaselev 1.08x on imbalance=2, grain_us 100, submitters 2)" in answers
+    assert "[`sim-box8-1`](../sim-box8-1)" in answers
+    assert "the SIMULATED answer below" in answers
+
+
+def test_a_missing_companion_is_a_warning_not_a_failure(small_run):
+    root, run_dir = small_run
+    shutil.rmtree(with_companion(root, run_dir))
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "its simulated companion ../sim-box8-1 is missing" in p.stderr
+    assert "SIMULATED" not in open(os.path.join(run_dir, "REPORT.md")).read()
+
+
+def test_publish_takes_the_companion_along(small_run):
+    root, run_dir = small_run
+    sim_dir = with_companion(root, run_dir)
+    os.makedirs(os.path.join(sim_dir, "logs"))
+    p = cli("publish", "--root", root, "--prune-only", "run_small")
+    assert p.returncode == 0, p.stderr
+    assert "sim-box8-1: pruned" in p.stdout and "run_small: pruned" in p.stdout
+    assert not os.path.exists(os.path.join(sim_dir, "logs"))

@@ -97,3 +97,17 @@ def test_variant_and_workers_come_from_the_context(tmp_path):
     dest.write_text(open(src).read())
     data = rundata.load_run(str(tmp_path / "r"))
     assert {(r.variant, r.workers) for r in data.results} == {("chaselev", 2)}
+
+
+def test_a_simulated_plan_needs_no_min_time():
+    plan = {"repetitions": 3, "min_time": None, "points": []}
+    assert rundata.plan_problem(plan) == "no min_time"
+    assert rundata.plan_problem(dict(plan, simulated=True)) is None
+    assert rundata.plan_problem(dict(plan, simulated=True, min_time="x")) == "no min_time"
+    point = dict(id="v/workers-1/fib", variant="v", reference=False, workers=1, workload="fib",
+                 binary="build-sim/v/simbench", benchmarks=["fib/n:20/real_time"],
+                 filter=None, raw="raw/v/workers-1/fib.json", log="logs/v/workers-1/fib.log")
+    assert rundata.plan_problem(dict(plan, points=[point])) == "no min_time"
+    assert rundata.plan_problem(dict(plan, simulated=True, points=[point])) is None
+    real = dict(plan, min_time=0.1, points=[point])
+    assert rundata.plan_problem(real) == "point 0 has no filter"

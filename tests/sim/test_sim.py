@@ -378,3 +378,43 @@ def test_a_wake_after_a_short_sleep_costs_the_short_prices(tmp_path):
         assert calls == b["sim_wakes"], (smax, calls, b)  # each call wakes one thread here
         runs[smax] = b["real_time"]
     assert runs[1e9] < runs[0.0], runs
+
+
+def test_a_measured_run_gets_its_simulated_companion(tmp_path):
+    """`./run.py run --sim MODEL`'s last step: the run's imbalance scenarios on every
+    variant it measured, at 1, 2, 4, ... up to the model's PUs, beside the run."""
+    from harness.sim import simulate as simmod
+    bench = "imbalance/imbalance:2/grain_us:1000/tasks:64/submitters:1/late:0/skew:0/real_time"
+    real = tmp_path / "results" / "real"
+    for v in ("chaselev", "threadpool"):
+        for w in (1, 2):
+            doc = {"context": {"variant": v, "workers": str(w)},
+                   "benchmarks": [{"name": bench, "run_name": bench, "run_type": "iteration",
+                                   "repetitions": 1, "repetition_index": 0, "threads": 1,
+                                   "iterations": 1, "real_time": 70.0 / w, "cpu_time": 1.0,
+                                   "time_unit": "ms"},
+                                  {"name": "fib/n:20/real_time", "run_name": "fib/n:20/real_time",
+                                   "run_type": "iteration", "repetitions": 1,
+                                   "repetition_index": 0, "threads": 1, "iterations": 1,
+                                   "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms"}]}
+            path = real / "raw" / v / ("workers-%d" % w) / "imbalance.json"
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps(doc))
+    assert simmod.companion_workers(8) == [1, 2, 4, 8]
+    assert simmod.companion_workers(12) == [1, 2, 4, 8, 12]
+    run_dir, failed = simmod.companion(str(real), os.path.join(MODELS, "test8.json"), jobs=2,
+                                       echo=lambda *a, **k: None)
+    assert failed == []
+    assert os.path.dirname(run_dir) == str(tmp_path / "results")
+    assert os.path.basename(run_dir).startswith("sim-test8-")
+    meta = json.load(open(os.path.join(run_dir, "meta.json")))
+    assert meta["simulated"] is True and meta["run_id"] == os.path.basename(run_dir)
+    med = simmod.medians(run_dir)
+    assert sorted(med) == [(v, w, bench) for v in ("chaselev", "threadpool") for w in (1, 2, 4, 8)]
+    with pytest.raises(simmod.SimError, match="no imbalance scenario"):
+        os.unlink(real / "raw" / "chaselev" / "workers-1" / "imbalance.json")
+        for p in real.glob("raw/*/*/imbalance.json"):
+            doc = json.loads(p.read_text())
+            doc["benchmarks"] = doc["benchmarks"][1:]
+            p.write_text(json.dumps(doc))
+        simmod.companion(str(real), os.path.join(MODELS, "test8.json"))
