@@ -37,7 +37,7 @@ import sys
 
 from .build import Build
 from .companion import (MODEL_KEY, check_model, companion_dir, load_companion, record_model,
-                        simulate_companion)
+                        sim_models, simulate_companion)
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (CLAIM_WORKLOAD, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG,
                      QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
@@ -62,9 +62,12 @@ def cmd_run(args):
         check_model(args.sim)          # a bad model is refused before the sweep
     run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
     run_id = os.path.basename(run_dir)
-    model = args.sim or read_meta(run_dir).get(MODEL_KEY)
+    meta = read_meta(run_dir)
+    model = args.sim or meta.get(MODEL_KEY)
     if args.sim:
         record_model(run_dir, args.sim)  # a --resume finishes the companion too
+    done = companion_dir(run_dir, meta)  # a resumed run's companion may be there already
+    simulate = bool(model) and not (done and os.path.isdir(done))
     print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
@@ -74,10 +77,7 @@ def cmd_run(args):
               f"{run_spec(run_dir, build.root)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     sim_ok = True
-    done = companion_dir(run_dir, read_meta(run_dir))
-    if done and os.path.isdir(done):
-        pass                            # a resumed run whose companion is there already
-    elif model and any(p["workload"] == CLAIM_WORKLOAD for p in plan["points"]):
+    if simulate and any(p["workload"] == CLAIM_WORKLOAD for p in plan["points"]):
         echo = (lambda *a, **k: None) if args.quiet else \
             (lambda text, **k: print(text, file=sys.stderr))
         try:
@@ -87,7 +87,7 @@ def cmd_run(args):
                   f"is complete; continue with: {sys.argv[0]} run --resume "
                   f"{run_spec(run_dir, build.root)}", file=sys.stderr)
             return EXIT_INTERRUPTED
-    elif model:
+    elif simulate:
         warn(f"--sim {model}: the sweep has no {CLAIM_WORKLOAD} scenario; nothing simulated")
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
@@ -274,7 +274,7 @@ def build_parser():
                         "refused for a run from a tree with uncommitted code changes")
     p.add_argument("--sim", metavar="MODEL",
                    help="at the end, simulate the run's imbalance scenarios on machine model "
-                        "MODEL (epyc16, twosocket64, numa128, here or a model file) at 1, 2, "
+                        f"MODEL ({', '.join(sim_models())} or a model file) at 1, 2, "
                         "4, ... up to its PUs, and draw and report them beside the measured "
                         "ones, labelled SIMULATED (`make run` passes --sim epyc16)")
     p.set_defaults(func=cmd_run)

@@ -26,6 +26,12 @@ def check_model(name):
         raise UsageError(f"--sim {name}: {e}") from None
 
 
+def sim_models():
+    """The names of the shipped machine models (harness/machines/*.json)."""
+    from harness.sim import model as modelmod
+    return modelmod.available()
+
+
 def companion_dir(run_dir, meta):
     """The companion's directory as meta.json names it (None when it names none)."""
     rel = meta.get(KEY)

@@ -100,8 +100,7 @@ class Report:
         variant x scenario cells reach the band), where it holds and where not, and why
         (steals, parks, CPU per wall of the best and the baseline)."""
         usable = self.data.usable()
-        scen = sorted({r.benchmark for r in usable if r.workload == CLAIM_WORKLOAD
-                       and r.params.get(CLAIM_PARAM) not in (None, "0")})
+        scen = claim_scenarios(usable)
         bases = [b for b in BASELINES if b in self.variants]
         if not scen or not bases:
             return ["## Answers", "", "This run has no imbalance scenario measured against a "
@@ -180,9 +179,7 @@ class Report:
         sim = self.sim
         if sim is None:
             return []
-        usable = sim.usable()
-        scen = sorted({r.benchmark for r in usable if r.workload == CLAIM_WORKLOAD
-                       and r.params.get(CLAIM_PARAM) not in (None, "0")})
+        scen = claim_scenarios(sim.usable())
         if not scen or not sim.workers():
             return []
         lo, hi = CLAIM_BAND
@@ -194,11 +191,9 @@ class Report:
             cells = []
             for bench in scen:
                 row = table.get(bench, {})
-                b = row.get((base, w))
+                tb = median_time(row.get((base, w)))
                 for v in cand:
-                    r = row.get((v, w))
-                    tb = b.summary()["median"] if b else None
-                    tv = r.summary()["median"] if r else None
+                    tv = median_time(row.get((v, w)))
                     if tb and tv:
                         cells.append((tb / tv, v, bench))
             if not cells:
@@ -342,6 +337,17 @@ class Report:
         if not self.manifest.get("plots"):
             parts += ["", f"(No plots: run `./run.py plot {self.data.run_id}`.)"]
         return "\n".join(parts).rstrip() + "\n"
+
+
+def claim_scenarios(results):
+    """The imbalanced scenarios of the claim workload among `results`, sorted."""
+    return sorted({r.benchmark for r in results if r.workload == CLAIM_WORKLOAD
+                   and r.params.get(CLAIM_PARAM) not in (None, "0")})
+
+
+def median_time(result):
+    """The median time of one result, or None for a missing one."""
+    return result.summary()["median"] if result is not None else None
 
 
 def make_plots_and_report(data, root, alpha, plots=True, report_path=None):

@@ -19,7 +19,9 @@ from two real benchmarks of `chaselev` at 1 worker (build/chaselev/bench: yield 
 bthreads, where every item is a switch, and fib(25), where almost none is): the measured
 time per item minus the simulated one without these two costs, divided between the
 accesses and the switches the simulation counts per item (two equations, two unknowns).
-Those two benchmarks are therefore in-sample when the model is validated.
+Those two benchmarks are therefore in-sample when the model is validated; the model
+keeps their measured times ("code_fit"), so that `validate` can tell how far the host
+moved between the calibration and the real run it validates against.
 """
 import datetime
 import json
@@ -205,18 +207,23 @@ CODE_BENCH = (("yield", "2,100000", "yield/threads:2/rounds:100000/real_time"),
               ("fib", "25", "fib/n:25/real_time"))
 
 
+UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
 def _measured_ns_per_item(bench, name, tmp):
+    """(ns per item, seconds per iteration): the medians of 5 repetitions."""
     out = os.path.join(tmp, "real.json")
     subprocess.run([bench, "--workers", "1", "--benchmark_filter=^%s$" % re.escape(name),
                     "--benchmark_repetitions=5", "--benchmark_min_time=0.1",
                     "--benchmark_out=" + out, "--benchmark_out_format=json"],
                    check=True, capture_output=True, timeout=600)
     with open(out) as f:
-        rates = [b["items_per_second"] for b in json.load(f)["benchmarks"]
-                 if b.get("run_type") == "iteration" and b.get("items_per_second")]
-    if not rates:
+        runs = [b for b in json.load(f)["benchmarks"]
+                if b.get("run_type") == "iteration" and b.get("items_per_second")]
+    if not runs:
         raise modelmod.ModelError("%s: no items_per_second for %s" % (bench, name))
-    return 1e9 / statistics.median(rates)
+    return (1e9 / statistics.median(b["items_per_second"] for b in runs),
+            statistics.median(b["real_time"] * UNIT_S[b.get("time_unit", "ns")] for b in runs))
 
 
 def _simulated_per_item(simbench, flat, workload, args, tmp):
@@ -240,16 +247,17 @@ def code_costs(doc, src, echo=print):
     for c in ("code_access", "code_switch"):
         doc["costs_ns"][c] = {"value": 0.0, "source": "placeholder while fitting"}
     m = modelmod.check(doc, "calibration")
-    rows = []
+    rows, measured = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         flat = os.path.join(tmp, "model.flat")
         with open(flat, "w") as f:
             f.write(modelmod.flatten(m))
         for workload, args, name in CODE_BENCH:
             echo("calibrate: scheduler code: %s, measured and simulated at 1 worker" % name)
-            real = _measured_ns_per_item(bench, name, tmp)
+            real, seconds = _measured_ns_per_item(bench, name, tmp)
             sim, acc, jumps = _simulated_per_item(simbench, flat, workload, args, tmp)
             rows.append((real - sim, acc, jumps, real, sim))
+            measured[name] = seconds
     (d1, a1, j1, _, _), (d2, a2, j2, _, _) = rows
     det = a1 * j2 - a2 * j1
     if abs(det) < 1e-9:
@@ -265,4 +273,8 @@ def code_costs(doc, src, echo=print):
            " (these two benchmarks are in-sample in validation); " + src)
     doc["costs_ns"]["code_access"] = {"value": round(ca, 3), "source": fit}
     doc["costs_ns"]["code_switch"] = {"value": round(cs, 3), "source": fit}
+    # the fit's two measurements, for validate's drift check: the same benchmarks in a
+    # later real run measure how far the host moved since this calibration
+    doc["code_fit"] = {"variant": "chaselev", "workers": 1, "measured_s": measured,
+                       "source": "median seconds per iteration of 5 repetitions; " + src}
     echo("calibrate: scheduler code: %.2f ns per access, %.2f ns per switch" % (ca, cs))

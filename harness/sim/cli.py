@@ -93,8 +93,11 @@ def main(argv=None):
                 raise simmod.SimError("%s or %s is not the run it should be (no %s in its "
                                       "records): --real takes a measured run, --sim a "
                                       "simulated one" % (a.real, a.sim, e)) from None
-            print("validate: %d points, median |error| %.1f %%, worst %.1f %% -> %s"
-                  % (st["n"], 100 * st["median_abs_error"], 100 * st["worst_abs_error"], out))
+            moved = "".join(", host drift since calibrate %+.1f %% (%s)" % (100 * d, name)
+                            for name, d in st["drift"])
+            print("validate: %d points, median |error| %.1f %%, worst %.1f %%%s -> %s"
+                  % (st["n"], 100 * st["median_abs_error"], 100 * st["worst_abs_error"],
+                     moved, out))
             return 0
         like = None
         variants = _list(a.variants)

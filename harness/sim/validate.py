@@ -120,6 +120,43 @@ def summarize(rows):
                              for k, v in sorted(per_wl.items())}}
 
 
+def drift(rows, machine):
+    """The in-sample points of the model's code-cost fit (calibrate's "code_fit": the
+    same benchmark, variant and worker count measured when the model was calibrated):
+    [(benchmark, seconds at calibration, the row of this validation)].  Their measured
+    time in the run over the one at calibration is how far the host moved in between."""
+    fit = machine.get("code_fit") or {}
+    at = {(r["variant"], r["workers"], r["benchmark"]): r for r in rows}
+    out = []
+    for name, seconds in sorted((fit.get("measured_s") or {}).items()):
+        r = at.get((fit.get("variant"), fit.get("workers"), name))
+        if r is not None and isinstance(seconds, (int, float)) and seconds > 0:
+            out.append((name, seconds, r))
+    return out
+
+
+def drift_section(points, machine):
+    fit = machine.get("code_fit") or {}
+    L = ["## The host between `calibrate` and the real run", ""]
+    if not points:
+        L += ["The model records no measurement of its code-cost fit (\"code_fit\", written "
+              "by `calibrate` since this check exists), or the real run lacks those points: "
+              "the host's drift since the calibration is unknown.", ""]
+        return L
+    L += ["The scheduler's code costs were fitted to these points (`%s` at %d worker) when "
+          "the model was calibrated, so the model reproduced them then.  Their measured time "
+          "in the real run against the one at calibration is how far the host moved in "
+          "between: every compute-bound prediction moves with it." % (
+              fit.get("variant"), fit.get("workers")), "",
+          "| benchmark | measured at calibrate | measured in the run | host drift | "
+          "prediction error |", "|---|---|---|---|---|"]
+    for name, seconds, r in points:
+        L.append("| %s | %.3f ms | %.3f ms | %+.1f %% | %+.1f %% |" % (
+            name, seconds * 1e3, r["measured_s"] * 1e3, 100 * (r["measured_s"] / seconds - 1),
+            100 * r["error"]))
+    return L + [""]
+
+
 def write(real_dir, sim_dir, out_path):
     rows = compare(real_dir, sim_dir)
     if not rows:
@@ -127,6 +164,13 @@ def write(real_dir, sim_dir, out_path):
     s = summarize(rows)
     with open(os.path.join(sim_dir, "meta.json")) as f:
         meta = json.load(f)
+    try:
+        with open(os.path.join(sim_dir, "machine.json")) as f:
+            machine = json.load(f)
+    except (OSError, ValueError):
+        machine = {}
+    s["drift"] = [(name, r["measured_s"] / seconds - 1)
+                  for name, seconds, r in drift(rows, machine)]
     ok = lambda c: "met" if c else "**missed**"
     taus = [t for t in s["taus"].values() if t == t]
     L = ["# Validation: simulated (model `%s`) vs measured" % meta["model"], "",
@@ -151,8 +195,9 @@ def write(real_dir, sim_dir, out_path):
          "pairs row counts only the pairs that a measurement can order.  The last three "
          "rows set the error against the measurement's own spread: a point whose "
          "repetitions spread over 2x cannot be predicted within 25 % of its median "
-         "every time.", "",
-         "## Error per workload", "",
+         "every time.", ""]
+    L += drift_section(drift(rows, machine), machine)
+    L += ["## Error per workload", "",
          "| workload | points | median abs(error) | worst | spread of the repetitions (median) "
          "| inside the range | worst beyond the range |",
          "|---|---|---|---|---|---|---|"]

@@ -298,6 +298,20 @@ def test_error_beyond_the_measured_range():
     assert s["per_workload"]["b"]["within"] == 1 and abs(s["per_workload"]["b"]["worst"] - 1.4) < 1e-12
 
 
+def test_validate_reports_the_hosts_drift_on_the_fit_points():
+    row = lambda v, w, b, m: {"variant": v, "workers": w, "benchmark": b, "measured_s": m,
+                              "predicted_s": 1.0, "error": 1.0 / m - 1}
+    rows = [row("chaselev", 1, "fib/n:25", 1.5), row("chaselev", 2, "fib/n:25", 0.8),
+            row("fair", 1, "yield/x", 3.0)]
+    machine = {"code_fit": {"variant": "chaselev", "workers": 1,
+                            "measured_s": {"fib/n:25": 1.0, "yield/x": 2.0}}}
+    points = validate.drift(rows, machine)
+    assert [(n, s, r["measured_s"]) for n, s, r in points] == [("fib/n:25", 1.0, 1.5)]
+    text = "\n".join(validate.drift_section(points, machine))
+    assert "| fib/n:25 | 1000.000 ms | 1500.000 ms | +50.0 % | -33.3 % |" in text
+    assert "unknown" in "\n".join(validate.drift_section(validate.drift(rows, {}), {}))
+
+
 def test_simulate_builds_only_after_the_model_and_workers_are_known_good():
     """The command line's `make sim` (simulate's build callback) runs once the input is
     known good: bad input is refused at once, before any build."""
