@@ -19,13 +19,16 @@
  * costs: the span term).
  * Exit status: 0; 1 if a run failed or gave a wrong answer; 2 for bad input;
  * 3 for a stall (every simulated thread blocked: see sim_engine.c).
- * The output is a function of (binary, model, arguments, seed) only: bit for bit.
+ * The output is a function of (binary, model, arguments, seed) only: bit for bit (also
+ * of no environment variable: see export_settings).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bthread.h"
 #include "sched_stats.h"
@@ -252,6 +255,41 @@ static void list_sets(void)
     }
 }
 
+/* Put NAME=value settings into the environment, where the library reads them (getenv),
+ * without touching the heap.  setenv() would copy the environment array with malloc, and
+ * its size depends on how many variables the caller's environment has: every later heap
+ * object then sits at another offset in its cache line, the engine charges other
+ * sharing, and the same seed gave another run from another shell (uts on twosocket64 at
+ * 16 workers: 97.7 or 110.3 ms with one variable more or less).  So the new array is a
+ * mapping of its own, and the strings are the caller's (static). */
+static void export_settings(char **defs, int ndefs)
+{
+    extern char **environ;
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    char **env = mmap(NULL, (n + (size_t)ndefs + 1) * sizeof *env, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (env == MAP_FAILED) {
+        fprintf(stderr, "simbench: cannot map the environment: %s\n", strerror(errno));
+        exit(2);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool replaced = false;
+        for (int d = 0; d < ndefs && !replaced; d++) {
+            size_t len = (size_t)(strchr(defs[d], '=') - defs[d]) + 1;
+            replaced = strncmp(environ[i], defs[d], len) == 0;
+        }
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (int d = 0; d < ndefs; d++)
+        env[k++] = defs[d];
+    env[k] = NULL;
+    environ = env;
+}
+
 int main(int argc, char **argv)
 {
     const char *args = NULL;
@@ -308,11 +346,12 @@ int main(int argc, char **argv)
 
     /* The kernel's rate decides only how much real compute the simulator does; the
      * simulated time is the nominal grain either way (sim_charge_work). */
-    char rate[64];
-    snprintf(rate, sizeof rate, "%.17g", sim_model.kernel_iters_per_us);
-    setenv("SCHEDBENCH_ITERS_PER_US", rate, 1);
-    setenv("SCHEDBENCH_TOPOLOGY", sim_model.topology, 1); /* numa: the model's victim order */
-    setenv("SCHEDBENCH_BIND", "0", 1);
+    static char rate[64], topology[sizeof "SCHEDBENCH_TOPOLOGY=" + sizeof sim_model.topology];
+    snprintf(rate, sizeof rate, "SCHEDBENCH_ITERS_PER_US=%.17g", sim_model.kernel_iters_per_us);
+    snprintf(topology, sizeof topology, "SCHEDBENCH_TOPOLOGY=%s", sim_model.topology);
+    char *settings[] = {rate, topology /* numa: the model's victim order */,
+                        "SCHEDBENCH_BIND=0"};
+    export_settings(settings, (int)(sizeof settings / sizeof *settings));
     expected = wl->sequential(opt.args);
     if (wl->span_ns) {
         const wl_costs_t costs = {.iter_ns = (double)sim_model.kernel_iter_ps / 1e3,

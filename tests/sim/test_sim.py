@@ -49,20 +49,27 @@ def flat(tmp_path_factory):
     return out
 
 
-def run(variant, model, workers, workload, args, reps=2, seed=1, check=True):
+def run(variant, model, workers, workload, args, reps=2, seed=1, check=True, env=None):
     p = subprocess.run([simbench(variant), "--model", model, "--workers", str(workers),
                         "--workload", workload, "--args", args, "--reps", str(reps),
-                        "--seed", str(seed)], capture_output=True, text=True, timeout=TIMEOUT)
+                        "--seed", str(seed)], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=env)
     if check:
         assert p.returncode == 0, p.stderr
     return p
 
 
 def test_determinism_bit_for_bit(flat):
+    # also from another environment: one variable more or fewer once moved every later
+    # heap object within its cache line (setenv's copy of the array) and changed the run
+    more = dict(os.environ, SB_DETERMINISM_PROBE="1")
     for v in ("chaselev", "adaptive", "numa"):
         a = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7).stdout
         b = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7).stdout
+        c = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7, env=more).stdout
+        d = run(v, flat["test8"], 4, "imbalance", "2,5,400,3,1,0", seed=7, env={}).stdout
         assert a == b, v
+        assert a == c == d, v + ": the environment changed the simulated run"
         doc = json.loads(a)
         assert doc["context"]["simulated"] is True and doc["context"]["model"] == "test8"
 
