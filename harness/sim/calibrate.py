@@ -33,6 +33,7 @@ import subprocess
 import tempfile
 import time
 
+from harness.driver.gbjson import GB_TIME_UNITS
 from harness.sim import model as modelmod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -207,9 +208,6 @@ CODE_BENCH = (("yield", "2,100000", "yield/threads:2/rounds:100000/real_time"),
               ("fib", "25", "fib/n:25/real_time"))
 
 
-UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
 def _measured_ns_per_item(bench, name, tmp):
     """(ns per item, seconds per iteration): the medians of 5 repetitions."""
     out = os.path.join(tmp, "real.json")
@@ -223,7 +221,7 @@ def _measured_ns_per_item(bench, name, tmp):
     if not runs:
         raise modelmod.ModelError("%s: no items_per_second for %s" % (bench, name))
     return (1e9 / statistics.median(b["items_per_second"] for b in runs),
-            statistics.median(b["real_time"] * UNIT_S[b.get("time_unit", "ns")] for b in runs))
+            statistics.median(b["real_time"] * GB_TIME_UNITS[b.get("time_unit", "ns")] for b in runs))
 
 
 def _simulated_per_item(simbench, flat, workload, args, tmp):

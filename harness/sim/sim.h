@@ -21,8 +21,10 @@
  *   clock_gettime, (clock_)nanosleep,     the simulated clock (per-thread CPU clocks
  *   usleep, sched_yield, sched_getcpu     are the thread's charged busy time)
  *   atomic_*_explicit, atomic_thread_fence   charged by cache line (a transfer by
- *                                         topology distance from the last writer), a
+ *                                         topology distance from the last writer, less
+ *                                         what the stride prefetcher started early), a
  *                                         scheduling point, then the real operation
+ *   __builtin_prefetch                    the line starts on its way; the thread goes on
  *   bthread_jump_fcontext                 the real switch, charged (and, when the context
  *                                         resumed has gone cold, the model's resume_* curve)
  *
@@ -83,6 +85,9 @@
 #define mmap sim_mmap
 #define munmap sim_munmap
 #define bthread_jump_fcontext sim_jump_fcontext
+/* sched.c's prefetches: the line starts on its way, the thread goes on */
+#define __builtin_prefetch(...) SIM_PREFETCH_(__VA_ARGS__, 0, 3)
+#define SIM_PREFETCH_(addr, rw, ...) sim_prefetch((const void *)(addr), (rw))
 /* spinlock.h's pause: charged (the model's pause latency) and a scheduling point */
 #define __builtin_ia32_pause sim_cpu_relax
 

@@ -18,6 +18,8 @@ enum sim_access_kind { SIM_LOAD, SIM_STORE, SIM_RMW, SIM_FENCE };
 /* A scheduling point, then the charge of one access to addr's cache line by the running
  * simulated thread (mo: the C11 memory order). */
 void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo);
+/* __builtin_prefetch(addr, write): start the line's transfer, do not wait for it. */
+void sim_prefetch(const void *addr, int write);
 
 enum sim_work_kind { SIM_WORK_KERNEL_ITER, SIM_WORK_SHA1_BLOCK, SIM_WORK_UTS_NODE };
 /* Charge `units` of task-body work of a kind the cost model prices. */

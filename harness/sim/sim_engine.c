@@ -326,8 +326,10 @@ static void wake(sim_thread_t *t, uint64_t at)
 #define SHARER_WORDS (SIM_MAX_PUS / 64)
 typedef struct line {
     uint64_t tag; /* line address + 1; 0 = empty slot */
-    uint64_t free_at;
-    int owner; /* last writer's PU, -1 none */
+    uint64_t free_at;  /* the transfer in flight (to to_pu) ends */
+    uint64_t wrote_at; /* the last write started */
+    int owner;         /* last writer's PU, -1 none */
+    int to_pu;         /* the last transfer's destination, -1 none */
     uint64_t sharers[SHARER_WORDS];
 } line_t;
 
@@ -367,6 +369,7 @@ static line_t *line_of(uintptr_t addr)
     if (!l->tag) {
         l->tag = tag;
         l->owner = -1;
+        l->to_pu = -1;
         lines_n++;
     }
     return l;
@@ -387,10 +390,165 @@ static inline bool shared_beyond(const line_t *l, int pu)
     return false;
 }
 
+/* ---- the stride prefetcher --------------------------------------------------------
+ * A core's prefetcher notices an instruction that walks memory at a constant stride
+ * (a queue's consumer following task slots laid out side by side, a free list handed
+ * back in order) and fetches lines ahead of it.  Per PU, a table of access sites (the
+ * return address of sim_access: one per atomic in the source), SP_SETS x SP_WAYS, set
+ * by the site's low address bits like a hardware table's (and so the same wherever the
+ * binary is loaded: it is loaded page-aligned), least recently used replaced, each entry
+ * with its site's last line, stride, and the times of its last SP_DEPTH accesses.
+ *
+ * Once a site has made the same stride twice in a row, each further step along it is
+ * predicted: its line was prefetched at the site's access SP_DEPTH steps back (or at
+ * the step where the stride was first confirmed, if that is nearer), and the access is
+ * charged what is left of the transfer since then, provided the line was last written
+ * before then (otherwise the copy fetched early was stale, and the miss costs in
+ * full). */
+#define SP_SETS 64
+#define SP_WAYS 4
+#define SP_DEPTH 4       /* lines a stream runs ahead of its instruction */
+#define SP_MAX_STRIDE 32 /* lines (2 KiB): a stride beyond it is no walk */
+
+typedef struct sp_entry {
+    uintptr_t site; /* 0: empty */
+    uint64_t line, used;
+    int64_t stride;
+    unsigned run;              /* steps in a row at this stride */
+    uint64_t at[SP_DEPTH];     /* times of the last accesses, at[0] the latest */
+} sp_entry_t;
+
+static sp_entry_t *sp_table; /* [npus][SP_SETS][SP_WAYS], allocated by sim_run */
+static uint64_t sp_clock;    /* LRU stamps */
+
+/* Train pu's entry for `site` on an access to `line` at time `now`; returns when the
+ * line's prefetch would have started, or UINT64_MAX when the access is not predicted. */
+static uint64_t sp_train(int pu, uintptr_t site, uint64_t line, uint64_t now)
+{
+    sp_entry_t *set = &sp_table[((size_t)pu * SP_SETS + (site >> 2) % SP_SETS) * SP_WAYS];
+    sp_entry_t *e = NULL, *victim = &set[0];
+    for (int i = 0; i < SP_WAYS; i++) {
+        if (set[i].site == site) {
+            e = &set[i];
+            break;
+        }
+        if (set[i].used < victim->used)
+            victim = &set[i];
+    }
+    uint64_t issued = UINT64_MAX;
+    if (!e) {
+        e = victim;
+        *e = (sp_entry_t){.site = site, .line = line};
+    } else if (line != e->line) {
+        int64_t stride = (int64_t)(line - e->line);
+        if (stride < -SP_MAX_STRIDE || stride > SP_MAX_STRIDE) {
+            e->run = 0;
+        } else if (stride == e->stride) {
+            e->run++;
+            if (e->run >= 2) { /* confirmed at the step before: predicted since then */
+                unsigned back = e->run - 1 < SP_DEPTH ? e->run - 1 : SP_DEPTH;
+                issued = e->at[back - 1];
+            }
+        } else {
+            e->run = 1;
+        }
+        e->stride = stride;
+        e->line = line;
+    } else {
+        return issued; /* the same line again: no step */
+    }
+    memmove(&e->at[1], &e->at[0], (SP_DEPTH - 1) * sizeof e->at[0]);
+    e->at[0] = now;
+    e->used = ++sp_clock;
+    return issued;
+}
+
+/* The cost of a transfer of `xfer` at *start that a prefetch issued at `issued` began
+ * (UINT64_MAX: none): what is left of it, once the line was final when it was issued. */
+static inline uint64_t sp_left(const line_t *l, uint64_t xfer, uint64_t issued, uint64_t start)
+{
+    if (issued == UINT64_MAX || l->wrote_at > issued)
+        return xfer;
+    uint64_t left = issued + xfer > start ? issued + xfer - start : 0;
+    sim_stats.prefetched++;
+    sim_stats.prefetch_saved_ps += xfer - left;
+    return left;
+}
+
+/* Move l to `pu` for a read (write false: a copy joins the holders) or for a write (pu
+ * then holds it alone), the access starting at *start; `issued`: when a prefetch of it
+ * started (UINT64_MAX: none).  Returns the access's cost; *start moves past any transfer
+ * that occupies the line, and a transfer occupies it in turn (until *start + cost) with
+ * `pu` as its destination.  `base`: the cost of a write to a line held alone. */
+static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t issued,
+                          uint64_t *start)
+{
+    uint64_t cost;
+    if (!write) {
+        if (holds(l, pu) || l->owner < 0) {
+            cost = sim_model.c[SIM_C_LOAD_HIT];
+            /* a copy still on its way here (a prefetch's) arrives first */
+            if (l->to_pu == pu && l->free_at > *start)
+                *start = l->free_at;
+        } else {
+            /* The first read after a write takes the line from its writer, which supplies
+             * it once: that transfer occupies the line.  Later reads of the line, shared
+             * by then, are served side by side: they wait for a transfer in flight but
+             * do not queue behind each other (64 thieves polling one deque's `top` do not
+             * each hold it for a whole transfer). */
+            bool modified = !shared_beyond(l, l->owner);
+            if (l->free_at > *start)
+                *start = l->free_at;
+            cost = sp_left(l, sim_model.xfer[distance(l->owner, pu)], issued, *start);
+            if (cost < sim_model.c[SIM_C_LOAD_HIT])
+                cost = sim_model.c[SIM_C_LOAD_HIT];
+            if (modified) {
+                l->free_at = *start + cost;
+                l->to_pu = pu;
+            }
+            sim_stats.transfers++;
+        }
+        l->sharers[pu >> 6] |= 1ull << (pu & 63);
+        return cost;
+    }
+    int far = 0;
+    if (l->owner >= 0 && l->owner != pu)
+        far = distance(l->owner, pu);
+    for (int w = 0; w < SHARER_WORDS; w++) {
+        uint64_t bits = l->sharers[w];
+        if (w == pu >> 6)
+            bits &= ~(1ull << (pu & 63));
+        while (bits) {
+            int other = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            int d = distance(other, pu);
+            if (d > far)
+                far = d;
+        }
+    }
+    cost = base;
+    if (far > 0) {
+        if (l->free_at > *start)
+            *start = l->free_at;
+        cost += sp_left(l, sim_model.xfer[far], issued, *start);
+        l->free_at = *start + cost;
+        l->to_pu = pu;
+        sim_stats.transfers++;
+    } else if (l->to_pu == pu && l->free_at > *start) {
+        *start = l->free_at; /* ours, but still on its way here */
+    }
+    l->owner = pu;
+    l->wrote_at = *start;
+    memset(l->sharers, 0, sizeof l->sharers);
+    l->sharers[pu >> 6] = 1ull << (pu & 63);
+    return cost;
+}
+
 void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
 {
     if (!running)
         return;
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
     sched_point();
     sim_thread_t *me = cur;
     sim_stats.accesses++;
@@ -402,60 +560,33 @@ void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
             charge(sim_model.c[SIM_C_FENCE]);
         return;
     }
+    /* a seq_cst store is a locked instruction (xchg), like a read-modify-write */
+    uint64_t base = (kind == SIM_RMW || mo == memory_order_seq_cst) ? sim_model.c[SIM_C_RMW]
+                                                                     : sim_model.c[SIM_C_STORE_HIT];
     line_t *l = line_of(addr);
-    int pu = me->pu;
-    uint64_t cost, start = me->clock;
-    if (kind == SIM_LOAD) {
-        if (holds(l, pu) || l->owner < 0) {
-            cost = sim_model.c[SIM_C_LOAD_HIT];
-        } else {
-            /* The first read after a write takes the line from its writer, which supplies
-             * it once: that transfer occupies the line.  Later reads of the line, shared
-             * by then, are served side by side: they wait for a transfer in flight but
-             * do not queue behind each other (64 thieves polling one deque's `top` do not
-             * each hold it for a whole transfer). */
-            bool modified = !shared_beyond(l, l->owner);
-            cost = sim_model.xfer[distance(l->owner, pu)];
-            if (l->free_at > start)
-                start = l->free_at;
-            if (modified)
-                l->free_at = start + cost;
-            sim_stats.transfers++;
-        }
-        l->sharers[pu >> 6] |= 1ull << (pu & 63);
-    } else {
-        /* a seq_cst store is a locked instruction (xchg), like a read-modify-write */
-        uint64_t base = (kind == SIM_RMW || mo == memory_order_seq_cst) ? sim_model.c[SIM_C_RMW]
-                                                                         : sim_model.c[SIM_C_STORE_HIT];
-        int far = 0;
-        if (l->owner >= 0 && l->owner != pu)
-            far = distance(l->owner, pu);
-        for (int w = 0; w < SHARER_WORDS; w++) {
-            uint64_t bits = l->sharers[w];
-            if (w == pu >> 6)
-                bits &= ~(1ull << (pu & 63));
-            while (bits) {
-                int other = w * 64 + __builtin_ctzll(bits);
-                bits &= bits - 1;
-                int d = distance(other, pu);
-                if (d > far)
-                    far = d;
-            }
-        }
-        cost = base;
-        if (far > 0) {
-            cost += sim_model.xfer[far];
-            if (l->free_at > start)
-                start = l->free_at;
-            l->free_at = start + cost;
-            sim_stats.transfers++;
-        }
-        l->owner = pu;
-        memset(l->sharers, 0, sizeof l->sharers);
-        l->sharers[pu >> 6] = 1ull << (pu & 63);
-    }
+    uint64_t issued = sp_train(me->pu, site, addr >> 6, me->clock);
+    uint64_t start = me->clock;
+    uint64_t cost = line_move(l, me->pu, kind != SIM_LOAD, base, issued, &start);
     me->busy += (start - me->clock) + cost;
     me->clock = start + cost;
+}
+
+/* __builtin_prefetch: the line starts on its way to this PU (for a write: to be held
+ * alone), and the thread goes on; its next access to the line waits only for what is
+ * left of the transfer.  Issuing it costs a load hit. */
+void sim_prefetch(const void *addr, int write)
+{
+    if (!running)
+        return;
+    sched_point();
+    uint64_t start = cur->clock;
+    line_t *l = line_of((uintptr_t)addr);
+    if (!write || l->owner != cur->pu) {
+        uint64_t wrote = l->wrote_at;
+        line_move(l, cur->pu, write, sim_model.c[SIM_C_STORE_HIT], UINT64_MAX, &start);
+        l->wrote_at = wrote; /* fetched for a write, not written */
+    }
+    charge(sim_model.c[SIM_C_LOAD_HIT]);
 }
 
 /* ---- charged services ------------------------------------------------------------------ */
@@ -1120,6 +1251,10 @@ void sim_run(void *(*fn)(void *), void *arg, int nworker_pus_, uint64_t start_ps
         memcpy(host_tls, tls_block, tls_memsz);
     host_errno = errno;
     nworker_pus = nworker_pus_;
+    if (!sp_table && !(sp_table = calloc((size_t)sim_model.npus * SP_SETS * SP_WAYS, sizeof *sp_table))) {
+        fprintf(stderr, "simulate: out of memory (prefetcher tables)\n");
+        exit(2);
+    }
     sim_thread_t *m = thread_new("main (the benchmark's thread)", false);
     m->fn = fn;
     m->arg = arg;

@@ -83,6 +83,9 @@ typedef struct sim_stats {
     uint64_t short_wakes; /* threads woken at the short-sleep costs (of futex_wakes) */
     uint64_t maps, unmaps; /* charged mmap / munmap calls (stacks on a pool miss) */
     uint64_t resume_ps;    /* charged for resuming contexts gone cold (SIM_C_RESUME_*) */
+    uint64_t prefetched;   /* transfers the stride prefetcher had started before the access
+                              (the code's own __builtin_prefetch is not counted) */
+    uint64_t prefetch_saved_ps; /* the transfer time they did not charge */
     uint64_t work_ps; /* charged task-body work (kernel, SHA-1) */
 } sim_stats_t;
 extern sim_stats_t sim_stats;

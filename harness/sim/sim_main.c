@@ -70,6 +70,7 @@ typedef struct rep {
     double real_ns, cpu_ns, main_cpu_ns, work_ns, items, accesses, jumps, maps, unmaps;
     double resume_s; /* charged for resuming cold contexts */
     double wakes, short_wakes; /* threads woken by a futex wake; of them, after a short sleep */
+    double prefetched, prefetch_saved_s; /* transfers a prefetch covered; the time it saved */
     double st[ST_N];
     wl_run_t run;
 } rep_t;
@@ -125,6 +126,7 @@ static void *simulated_main(void *unused)
         uint64_t acc0 = sim_stats.accesses, jumps0 = sim_stats.task_switches;
         uint64_t maps0 = sim_stats.maps, unmaps0 = sim_stats.unmaps, resume0 = sim_stats.resume_ps;
         uint64_t wakes0 = sim_stats.futex_wakes, short0 = sim_stats.short_wakes;
+        uint64_t pf0 = sim_stats.prefetched, saved0 = sim_stats.prefetch_saved_ps;
         double m0 = thread_cpu_ns();
         if (!one_run(&p->run)) {
             failed = 1;
@@ -142,6 +144,8 @@ static void *simulated_main(void *unused)
         p->resume_s = (double)(sim_stats.resume_ps - resume0) / 1e12;
         p->wakes = (double)(sim_stats.futex_wakes - wakes0);
         p->short_wakes = (double)(sim_stats.short_wakes - short0);
+        p->prefetched = (double)(sim_stats.prefetched - pf0);
+        p->prefetch_saved_s = (double)(sim_stats.prefetch_saved_ps - saved0) / 1e12;
         sched_stats_sum(s1);
         for (int k = 0; k < ST_N; k++)
             p->st[k] = s1[k] - s0[k];
@@ -233,6 +237,8 @@ static void write_json(FILE *f)
         fprintf(f, "      \"sim_resume_s\": %.17g,\n", p->resume_s);
         fprintf(f, "      \"sim_wakes\": %.17g,\n      \"sim_short_wakes\": %.17g,\n", p->wakes,
                 p->short_wakes);
+        fprintf(f, "      \"sim_prefetched\": %.17g,\n      \"sim_prefetch_saved_s\": %.17g,\n",
+                p->prefetched, p->prefetch_saved_s);
         fprintf(f, "      \"proc_cpu_s\": %.17g\n    }", p->cpu_ns / 1e9);
     }
     fprintf(f, "\n  ]\n}\n");

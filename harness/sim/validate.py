@@ -169,8 +169,8 @@ def write(real_dir, sim_dir, out_path):
             machine = json.load(f)
     except (OSError, ValueError):
         machine = {}
-    s["drift"] = [(name, r["measured_s"] / seconds - 1)
-                  for name, seconds, r in drift(rows, machine)]
+    fit_points = drift(rows, machine)
+    s["drift"] = [(name, r["measured_s"] / seconds - 1) for name, seconds, r in fit_points]
     ok = lambda c: "met" if c else "**missed**"
     taus = [t for t in s["taus"].values() if t == t]
     L = ["# Validation: simulated (model `%s`) vs measured" % meta["model"], "",
@@ -196,7 +196,7 @@ def write(real_dir, sim_dir, out_path):
          "rows set the error against the measurement's own spread: a point whose "
          "repetitions spread over 2x cannot be predicted within 25 % of its median "
          "every time.", ""]
-    L += drift_section(drift(rows, machine), machine)
+    L += drift_section(fit_points, machine)
     L += ["## Error per workload", "",
          "| workload | points | median abs(error) | worst | spread of the repetitions (median) "
          "| inside the range | worst beyond the range |",
