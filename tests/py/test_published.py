@@ -38,6 +38,20 @@ def test_readme_links_a_run():
     assert readme_runs(), "README.md links no results/<run-id>/ with a meta.json"
 
 
+def test_every_figure_readme_embeds_is_in_the_tree():
+    # `./run.py publish` keeps only the figures that README.md (or the run's report) embeds
+    # at the time it runs: README linking a new run's figure after that run was
+    # published leaves the link broken (it happened to a SIMULATED plot)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert images, "README.md embeds no figure"
+    missing = [p for p in images
+               if not p.startswith(("http://", "https://"))
+               and not os.path.isfile(os.path.join(ROOT, p))]
+    assert not missing, f"README.md embeds missing files: {missing}"
+
+
 @pytest.mark.parametrize("run_id", readme_runs())
 def test_the_presented_run_measured_the_current_code(run_id):
     if tree("HEAD", "common") is None:
