@@ -19,11 +19,13 @@
  * flight).
  *
  * Cache lines.  A table maps each touched 64-byte line to its last writer's PU, the PUs
- * that hold a copy, and when the line is free again.  A load by a holder costs a hit; a
- * load by another PU costs a transfer from the last writer, by topology distance; a
- * store or read-modify-write by the only holder costs a hit, else the transfer from the
- * farthest holder (the invalidations), after which the writer is the only holder.
- * Not modelled: the store buffer (a store's miss is charged in full), DRAM misses (a
+ * that hold a copy, and when the line is free again.  A load by a holder costs a hit
+ * (once a transfer still on its way to it has arrived); a load by another PU costs a
+ * transfer from the last writer, by topology distance; a store or read-modify-write by
+ * the only holder costs a hit, else the transfer from the farthest holder (the
+ * invalidations), after which the writer is the only holder.  The stride prefetcher
+ * (below) takes off each of those transfers what a prefetch started earlier has covered.
+ * Not modelled: the store buffer (a store waits for its line), DRAM misses (a
  * line nobody wrote yet is a hit), plain (non-atomic) loads and stores, instruction
  * execution outside the charged services, and time-sharing of a PU by two threads
  * (each simulated thread has a core of its own; foreign threads sit on PUs beyond the
@@ -34,7 +36,7 @@
  * short_sleep_max is woken at the short-sleep costs (futex_wake_short, and
  * wakeup_latency_short after it), one asleep for longer at futex_wake and wakeup_latency:
  * on the machine measured here a wake-up costs 5-10x more once the sleeper's CPU has
- * stopped polling and halted. the heap holds runnable threads keyed by
+ * stopped polling and halted.  The heap holds runnable threads keyed by
  * their clock and timed waiters keyed by their deadline.  When the running thread
  * blocks or ends and no thread is runnable or has a deadline, the run is stuck for good:
  * a stall, reported with every blocked thread named (exit 3), never a hang.
@@ -444,9 +446,12 @@ static uint64_t sp_train(int pu, uintptr_t site, uint64_t line, uint64_t now)
         if (stride < -SP_MAX_STRIDE || stride > SP_MAX_STRIDE) {
             e->run = 0;
         } else if (stride == e->stride) {
+            /* run 2: the stride is confirmed at this step, so the prefetcher fetches
+             * from here on; run 3 is the first step predicted (by the prefetch issued
+             * at the step before), run 2 + SP_DEPTH and later ones SP_DEPTH steps ahead */
             e->run++;
-            if (e->run >= 2) { /* confirmed at the step before: predicted since then */
-                unsigned back = e->run - 1 < SP_DEPTH ? e->run - 1 : SP_DEPTH;
+            if (e->run >= 3) {
+                unsigned back = e->run - 2 < SP_DEPTH ? e->run - 2 : SP_DEPTH;
                 issued = e->at[back - 1];
             }
         } else {
@@ -455,7 +460,8 @@ static uint64_t sp_train(int pu, uintptr_t site, uint64_t line, uint64_t now)
         e->stride = stride;
         e->line = line;
     } else {
-        return issued; /* the same line again: no step */
+        e->used = ++sp_clock; /* the same line again: used, but no step */
+        return issued;
     }
     memmove(&e->at[1], &e->at[0], (SP_DEPTH - 1) * sizeof e->at[0]);
     e->at[0] = now;
@@ -463,15 +469,22 @@ static uint64_t sp_train(int pu, uintptr_t site, uint64_t line, uint64_t now)
     return issued;
 }
 
-/* The cost of a transfer of `xfer` at *start that a prefetch issued at `issued` began
- * (UINT64_MAX: none): what is left of it, once the line was final when it was issued. */
-static inline uint64_t sp_left(const line_t *l, uint64_t xfer, uint64_t issued, uint64_t start)
+/* The transfer part of an access at `start` to a line that moves `xfer` and was free
+ * from `ready` on, when a prefetch of it was issued at `issued` (UINT64_MAX: none):
+ * the prefetch's transfer began once both had come, and only what is left of it is
+ * charged, no less than `floor`.  In full when there was no prefetch or the line was
+ * written after it (the copy fetched early was stale). */
+static inline uint64_t sp_left(const line_t *l, uint64_t xfer, uint64_t issued, uint64_t ready,
+                               uint64_t start, uint64_t floor)
 {
     if (issued == UINT64_MAX || l->wrote_at > issued)
-        return xfer;
-    uint64_t left = issued + xfer > start ? issued + xfer - start : 0;
+        return xfer > floor ? xfer : floor;
+    uint64_t from = issued > ready ? issued : ready;
+    uint64_t left = from + xfer > start ? from + xfer - start : 0;
+    if (left < floor)
+        left = floor;
     sim_stats.prefetched++;
-    sim_stats.prefetch_saved_ps += xfer - left;
+    sim_stats.prefetch_saved_ps += xfer > left ? xfer - left : 0;
     return left;
 }
 
@@ -497,11 +510,11 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
              * do not queue behind each other (64 thieves polling one deque's `top` do not
              * each hold it for a whole transfer). */
             bool modified = !shared_beyond(l, l->owner);
-            if (l->free_at > *start)
-                *start = l->free_at;
-            cost = sp_left(l, sim_model.xfer[distance(l->owner, pu)], issued, *start);
-            if (cost < sim_model.c[SIM_C_LOAD_HIT])
-                cost = sim_model.c[SIM_C_LOAD_HIT];
+            uint64_t ready = l->free_at;
+            if (ready > *start)
+                *start = ready;
+            cost = sp_left(l, sim_model.xfer[distance(l->owner, pu)], issued, ready, *start,
+                           sim_model.c[SIM_C_LOAD_HIT]);
             if (modified) {
                 l->free_at = *start + cost;
                 l->to_pu = pu;
@@ -528,9 +541,10 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
     }
     cost = base;
     if (far > 0) {
-        if (l->free_at > *start)
-            *start = l->free_at;
-        cost += sp_left(l, sim_model.xfer[far], issued, *start);
+        uint64_t ready = l->free_at;
+        if (ready > *start)
+            *start = ready;
+        cost += sp_left(l, sim_model.xfer[far], issued, ready, *start, 0);
         l->free_at = *start + cost;
         l->to_pu = pu;
         sim_stats.transfers++;
@@ -581,7 +595,7 @@ void sim_prefetch(const void *addr, int write)
     sched_point();
     uint64_t start = cur->clock;
     line_t *l = line_of((uintptr_t)addr);
-    if (!write || l->owner != cur->pu) {
+    if (!write || l->owner != cur->pu || shared_beyond(l, cur->pu)) {
         uint64_t wrote = l->wrote_at;
         line_move(l, cur->pu, write, sim_model.c[SIM_C_STORE_HIT], UINT64_MAX, &start);
         l->wrote_at = wrote; /* fetched for a write, not written */
