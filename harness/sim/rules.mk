@@ -47,7 +47,14 @@ sim: $(patsubst %,$(SIM_BUILD)/%/simbench,$(VARIANTS))
 # with "_", and it lives under tests/sim/)
 $(eval $(call SIM_RULES,_broken_wake,tests/sim/broken_wake))
 
-test-sim: sim $(SIM_BUILD)/_broken_wake/simbench
+# A simulated program with memory walks the tests control, to check the engine's costs
+# exactly (tests/sim/engine_probe.c; linked with the engine alone, no scheduler)
+SIM_PROBE := $(SIM_BUILD)/_probe/engine_probe
+$(SIM_PROBE): tests/sim/engine_probe.c $(SIM_HDRS) $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SIM_FLAGS) $(CFLAGS) $< $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ) $(LDLIBS) -ldl -o $@
+
+test-sim: sim $(SIM_BUILD)/_broken_wake/simbench $(SIM_PROBE)
 	SB_SIM_BUILD=$(SIM_BUILD) $(PYTHON) -m pytest -q -p no:cacheprovider tests/sim
 # Sanitizer builds leave the simulator out: its one OS thread switches between simulated
 # threads' stacks without the fiber annotations ASan and TSan would need.

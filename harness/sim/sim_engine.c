@@ -488,6 +488,23 @@ static inline uint64_t sp_left(const line_t *l, uint64_t xfer, uint64_t issued, 
     return left;
 }
 
+/* A copy of l still on its way to `pu` (a prefetch's) arrives before an access there at
+ * *start can use it. */
+static inline void wait_arrival(const line_t *l, int pu, uint64_t *start)
+{
+    if (l->to_pu == pu && l->free_at > *start)
+        *start = l->free_at;
+}
+
+/* A transfer of l waits for the one occupying it; returns when l became free. */
+static inline uint64_t wait_free(const line_t *l, uint64_t *start)
+{
+    uint64_t ready = l->free_at;
+    if (ready > *start)
+        *start = ready;
+    return ready;
+}
+
 /* Move l to `pu` for a read (write false: a copy joins the holders) or for a write (pu
  * then holds it alone), the access starting at *start; `issued`: when a prefetch of it
  * started (UINT64_MAX: none).  Returns the access's cost; *start moves past any transfer
@@ -500,9 +517,7 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
     if (!write) {
         if (holds(l, pu) || l->owner < 0) {
             cost = sim_model.c[SIM_C_LOAD_HIT];
-            /* a copy still on its way here (a prefetch's) arrives first */
-            if (l->to_pu == pu && l->free_at > *start)
-                *start = l->free_at;
+            wait_arrival(l, pu, start);
         } else {
             /* The first read after a write takes the line from its writer, which supplies
              * it once: that transfer occupies the line.  Later reads of the line, shared
@@ -510,9 +525,7 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
              * do not queue behind each other (64 thieves polling one deque's `top` do not
              * each hold it for a whole transfer). */
             bool modified = !shared_beyond(l, l->owner);
-            uint64_t ready = l->free_at;
-            if (ready > *start)
-                *start = ready;
+            uint64_t ready = wait_free(l, start);
             cost = sp_left(l, sim_model.xfer[distance(l->owner, pu)], issued, ready, *start,
                            sim_model.c[SIM_C_LOAD_HIT]);
             if (modified) {
@@ -541,15 +554,13 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
     }
     cost = base;
     if (far > 0) {
-        uint64_t ready = l->free_at;
-        if (ready > *start)
-            *start = ready;
+        uint64_t ready = wait_free(l, start);
         cost += sp_left(l, sim_model.xfer[far], issued, ready, *start, 0);
         l->free_at = *start + cost;
         l->to_pu = pu;
         sim_stats.transfers++;
-    } else if (l->to_pu == pu && l->free_at > *start) {
-        *start = l->free_at; /* ours, but still on its way here */
+    } else {
+        wait_arrival(l, pu, start); /* ours, but maybe still on its way here */
     }
     l->owner = pu;
     l->wrote_at = *start;

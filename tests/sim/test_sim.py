@@ -390,6 +390,89 @@ def test_a_strided_walk_across_cores_is_prefetched(flat):
     assert b["sim_prefetched"] == 0 and b["sim_prefetch_saved_s"] == 0, b
 
 
+PROBE_START_PS = 10 ** 9  # tests/sim/engine_probe.c: main's loads start at 1 ms
+SP_DEPTH, SP_MAX_STRIDE = 4, 32  # harness/sim/README.md, "Prefetching"
+
+
+def probe(model, *args):
+    path = os.path.join(ROOT, os.environ.get("SB_SIM_BUILD", "build-sim"), "_probe",
+                        "engine_probe")
+    assert os.path.exists(path), "run `make test-sim` first (%s)" % path
+    p = subprocess.run([path, model] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def walk_costs(n, stride, work, xfer, hit, rewrite=-1, rewrite_at=None):
+    """The documented rule, recomputed: a load site that has stepped by the same stride
+    (at most SP_MAX_STRIDE lines) twice in a row is predicted from its third step on; the
+    line's prefetch was issued at the site's access min(step - 2, SP_DEPTH) steps back,
+    and the load is charged what is left of the transfer since then, at least a hit -- in
+    full if the line was written after the prefetch was issued.  Returns the loads'
+    (start, cost) and the prefetch counters."""
+    starts, costs, prefetched, saved = [], [], 0, 0
+    t = PROBE_START_PS
+    for k in range(n):
+        cost = xfer
+        if k >= 3 and stride <= SP_MAX_STRIDE:
+            issued = starts[k - min(k - 2, SP_DEPTH)]
+            if not (k == rewrite and rewrite_at > issued):
+                cost = max(hit, issued + xfer - t)
+                prefetched += 1
+                saved += xfer - cost
+        starts.append(t)
+        costs.append(cost)
+        t += cost + work
+    return starts, costs, prefetched, saved
+
+
+def test_the_stride_prefetcher_charges_exactly_what_its_rule_says(tmp_path):
+    # engine_probe: a writer on another PU stores to n lines `stride` apart; then one load
+    # site walks them, `work` between loads.  Every load's cost is the rule's, to the
+    # picosecond: three loads in full, then a stream whose lead grows to SP_DEPTH steps;
+    # a stride beyond SP_MAX_STRIDE is no walk; a line written again after its prefetch
+    # was issued costs in full (the copy fetched early was stale), and the walk goes on
+    xfer, hit = 100000, 1000
+    model = flat_with(tmp_path, "unitcost", load_hit=hit / 1000.0, **{
+        "xfer_" + d: xfer / 1000.0 for d in ("core", "l3", "numa", "package", "remote")})
+    for n, stride, work in ((40, 1, 10000), (40, 1, 0), (24, 3, 30000), (12, SP_MAX_STRIDE, 0),
+                            (12, SP_MAX_STRIDE + 1, 10000)):
+        out = probe(model, "walk", n, stride, work, -1, 0)
+        starts, costs, prefetched, saved = walk_costs(n, stride, work, xfer, hit)
+        assert [c for _, c, _ in out["loads"]] == costs, (n, stride, work, out)
+        assert [s for s, _, _ in out["loads"]] == starts, (n, stride, work, out)
+        assert [v for _, _, v in out["loads"]] == list(range(1, n + 1))
+        assert (out["prefetched"], out["saved_ps"]) == (prefetched, saved), (n, stride, out)
+    # the stale line: rewritten between its prefetch's issue and its load
+    n, k = 20, 12
+    starts, _, _, _ = walk_costs(n, 1, 10000, xfer, hit)
+    issued = starts[k - SP_DEPTH]
+    at = (issued + starts[k]) // 2 // 1000 * 1000
+    assert issued < at < starts[k]
+    out = probe(model, "walk", n, 1, 10000, k, at)
+    starts, costs, prefetched, saved = walk_costs(n, 1, 10000, xfer, hit, k, at)
+    assert costs[k] == xfer and costs[k + 1] < xfer
+    assert [c for _, c, _ in out["loads"]] == costs, out
+    assert out["loads"][k][2] == -1, out
+    assert (out["prefetched"], out["saved_ps"]) == (prefetched, saved), out
+
+
+def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path):
+    # __builtin_prefetch costs a hit and starts the line's transfer; the load after
+    # `work` waits only for what is left of it, then pays a hit.  Not a stride
+    # prefetcher's catch: its counters stay at 0
+    xfer, hit = 100000, 1000
+    model = flat_with(tmp_path, "unitcost", load_hit=hit / 1000.0, **{
+        "xfer_" + d: xfer / 1000.0 for d in ("core", "l3", "numa", "package", "remote")})
+    for work in (0, 30000, 90000, 200000):
+        out = probe(model, "prefetch", work)
+        assert out["prefetch"] == [PROBE_START_PS, hit], out
+        assert out["load"][0] == PROBE_START_PS + hit + work, out
+        assert out["load"][1] == max(0, xfer - hit - work) + hit, (work, out)
+        assert (out["prefetched"], out["saved_ps"]) == (0, 0), out
+
+
 def test_a_wake_after_a_short_sleep_costs_the_short_prices(tmp_path):
     # unitcost charges only the switch (1 us per jump); with futex wake prices added, a
     # run's CPU time is exactly jumps x 1 us + each waking system call's price.  Under

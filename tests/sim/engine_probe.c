@@ -1,0 +1,144 @@
+/*
+ * engine_probe.c -- a tiny simulated program with a walk the test controls, to check the
+ * engine's memory costs exactly (tests/sim/test_sim.py recomputes every cost from the
+ * rules harness/sim/README.md documents).  Built like a variant's simbench: with sim.h
+ * force-included, linked with the engine (harness/sim/rules.mk).
+ *
+ *   engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS
+ *       A writer thread (PU 1) stores to N lines STRIDE lines apart, at time 0.  The main
+ *       thread (PU 0) waits until 1 ms, then loads them in order, charging WORK_PS of
+ *       work after each load.  REWRITE >= 0: the writer stores to line REWRITE again at
+ *       AT_PS.  Prints each load's start and cost (ps) and the engine's prefetch counters.
+ *   engine_probe MODEL prefetch WORK_PS
+ *       The writer stores to one line at 0; at 1 ms main issues __builtin_prefetch on it,
+ *       charges WORK_PS of work, then loads it.  Prints the prefetch's and the load's
+ *       start and cost.
+ *
+ * Work is charged as kernel iterations: WORK_PS must be a multiple of the model's
+ * kernel_iter_ps.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_engine.h"
+
+#define LINE 64
+#define MAX_LINES 4096
+#define START_PS 1000000000ull /* 1 ms: the writer is done by then */
+
+typedef struct {
+    _Atomic long v;
+    char pad[LINE - sizeof(long)];
+} slot_t;
+
+static _Alignas(LINE) slot_t slots[MAX_LINES];
+
+static struct {
+    const char *mode;
+    long n, stride, rewrite;
+    uint64_t work_ps, at_ps;
+} opt;
+
+static void work(uint64_t ps)
+{
+    if (ps)
+        sim_charge_work(SIM_WORK_KERNEL_ITER, ps / sim_model.kernel_iter_ps);
+}
+
+/* idle (no charge) until `at`: a sleep, so nothing else is charged */
+static void wait_until(uint64_t at)
+{
+    uint64_t now = sim_now_ps();
+    if (at > now) {
+        struct timespec ts = {(time_t)((at - now) / 1000000000000ull),
+                              (long)((at - now) % 1000000000000ull / 1000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    long n = strcmp(opt.mode, "walk") == 0 ? opt.n : 1;
+    for (long i = 0; i < n; i++)
+        atomic_store_explicit(&slots[i * opt.stride].v, i + 1, memory_order_relaxed);
+    if (opt.rewrite >= 0) {
+        wait_until(opt.at_ps);
+        atomic_store_explicit(&slots[opt.rewrite * opt.stride].v, -1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+static void *body(void *arg)
+{
+    (void)arg;
+    pthread_t w;
+    if (pthread_create(&w, NULL, writer, NULL) != 0) {
+        fprintf(stderr, "engine_probe: cannot start the writer\n");
+        exit(1);
+    }
+    wait_until(START_PS);
+    if (strcmp(opt.mode, "walk") == 0) {
+        printf("{\"loads\": [");
+        for (long i = 0; i < opt.n; i++) {
+            uint64_t t0 = sim_now_ps();
+            long v = atomic_load_explicit(&slots[i * opt.stride].v, memory_order_relaxed);
+            uint64_t t1 = sim_now_ps();
+            printf("%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)t0,
+                   (unsigned long long)(t1 - t0), v);
+            work(opt.work_ps);
+        }
+        printf("], ");
+    } else {
+        uint64_t t0 = sim_now_ps();
+        __builtin_prefetch(&slots[0].v);
+        uint64_t t1 = sim_now_ps();
+        work(opt.work_ps);
+        uint64_t t2 = sim_now_ps();
+        long v = atomic_load_explicit(&slots[0].v, memory_order_relaxed);
+        uint64_t t3 = sim_now_ps();
+        printf("{\"prefetch\": [%llu, %llu], \"load\": [%llu, %llu, %ld], ", (unsigned long long)t0,
+               (unsigned long long)(t1 - t0), (unsigned long long)t2, (unsigned long long)(t3 - t2),
+               v);
+    }
+    pthread_join(w, NULL);
+    printf("\"prefetched\": %llu, \"saved_ps\": %llu}\n", (unsigned long long)sim_stats.prefetched,
+           (unsigned long long)sim_stats.prefetch_saved_ps);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int ok = argc >= 3 && (strcmp(argv[2], "walk") == 0 ? argc == 8 : strcmp(argv[2], "prefetch") == 0 && argc == 4);
+    if (!ok) {
+        fprintf(stderr, "usage: engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS\n"
+                        "       engine_probe MODEL prefetch WORK_PS\n");
+        return 2;
+    }
+    opt.mode = argv[2];
+    opt.n = 1;
+    opt.stride = 1;
+    opt.rewrite = -1;
+    if (strcmp(opt.mode, "walk") == 0) {
+        opt.n = atol(argv[3]);
+        opt.stride = atol(argv[4]);
+        opt.work_ps = strtoull(argv[5], NULL, 10);
+        opt.rewrite = atol(argv[6]);
+        opt.at_ps = strtoull(argv[7], NULL, 10);
+    } else {
+        opt.work_ps = strtoull(argv[3], NULL, 10);
+    }
+    if (opt.n < 1 || opt.stride < 1 || opt.n * opt.stride > MAX_LINES || opt.rewrite >= opt.n) {
+        fprintf(stderr, "engine_probe: N x STRIDE must be 1..%d, REWRITE below N\n", MAX_LINES);
+        return 2;
+    }
+    sim_model_load(argv[1]);
+    if (opt.work_ps % sim_model.kernel_iter_ps) {
+        fprintf(stderr, "engine_probe: WORK_PS must be a multiple of %llu\n",
+                (unsigned long long)sim_model.kernel_iter_ps);
+        return 2;
+    }
+    sim_run(body, NULL, 0, 0);
+    return 0;
+}
