@@ -22,7 +22,9 @@ def readme_runs():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         text = f.read()
     ids = []
-    for run_id in re.findall(r"\(results/([^/)\s]+)/", text):
+    # a link "(results/<id>/...)" or a name in backticks "`results/<id>/`": README
+    # presents the simulated runs by name
+    for run_id in re.findall(r"[(`]results/([^/)`\s]+)/", text):
         if run_id not in ids and os.path.exists(os.path.join(ROOT, "results", run_id, "meta.json")):
             ids.append(run_id)
     return ids
