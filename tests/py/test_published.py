@@ -1,4 +1,5 @@
-"""The run README.md presents (the results/<id> it links) was measured at the code now in
+"""Every run README.md presents (each results/<id> it, harness/sim/README.md or
+results/validation/README.md names) was measured at the code now in
 asm/ common/ variants/ workloads/ harness/: no file there but documentation (*.md) differs
 between its recorded git revision and HEAD, and it was measured from a clean tree
 (meta.json "publishable").  A run that predates
@@ -18,13 +19,20 @@ from harness.driver.rundata import load_run
 from conftest import ROOT
 
 
+# the documents that present runs: README.md and the two that read the simulated ones
+PRESENTING = ("README.md", "harness/sim/README.md", "results/validation/README.md")
+
+
 def readme_runs():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
+    text = ""
+    for doc in PRESENTING:
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text += f.read()
     ids = []
-    # a link "(results/<id>/...)" or a name in backticks "`results/<id>/`": README
-    # presents the simulated runs by name
-    for run_id in re.findall(r"[(`]results/([^/)`\s]+)/", text):
+    # every mention of results/<id>: a link "(results/<id>/...)", a name in backticks
+    # (README presents the simulated runs by name), plain text; <id> without a meta.json
+    # (validation/, an example like sim-bigbox-...) is no run
+    for run_id in re.findall(r"(?<![\w/.-])(?:\./)?results/([A-Za-z0-9][\w.-]*)", text):
         if run_id not in ids and os.path.exists(os.path.join(ROOT, "results", run_id, "meta.json")):
             ids.append(run_id)
     return ids

@@ -4,11 +4,13 @@
  * rules harness/sim/README.md documents).  Built like a variant's simbench: with sim.h
  * force-included, linked with the engine (harness/sim/rules.mk).
  *
- *   engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS
+ *   engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS PREREAD
  *       A writer thread (PU 1) stores to N lines STRIDE lines apart, at time 0.  The main
  *       thread (PU 0) waits until 1 ms, then loads them in order, charging WORK_PS of
  *       work after each load.  REWRITE >= 0: the writer stores to line REWRITE again at
- *       AT_PS.  Prints each load's start and cost (ps) and the engine's prefetch counters.
+ *       AT_PS; PREREAD 1: main has read that line (from another site) at 0.5 ms, so the
+ *       rewrite is a transfer that occupies the line.  Prints each load's start and cost
+ *       (ps) and the engine's prefetch counters.
  *   engine_probe MODEL prefetch WORK_PS
  *       The writer stores to one line at 0; at 1 ms main issues __builtin_prefetch on it,
  *       charges WORK_PS of work, then loads it.  Prints the prefetch's and the load's
@@ -17,6 +19,9 @@
  * Work is charged as kernel iterations: WORK_PS must be a multiple of the model's
  * kernel_iter_ps.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #define LINE 64
 #define MAX_LINES 4096
 #define START_PS 1000000000ull /* 1 ms: the writer is done by then */
+#define PREREAD_PS (START_PS / 2)
 
 typedef struct {
     _Atomic long v;
@@ -36,7 +42,7 @@ static _Alignas(LINE) slot_t slots[MAX_LINES];
 
 static struct {
     const char *mode;
-    long n, stride, rewrite;
+    long n, stride, rewrite, preread;
     uint64_t work_ps, at_ps;
 } opt;
 
@@ -46,7 +52,8 @@ static void work(uint64_t ps)
         sim_charge_work(SIM_WORK_KERNEL_ITER, ps / sim_model.kernel_iter_ps);
 }
 
-/* idle (no charge) until `at`: a sleep, so nothing else is charged */
+/* idle until `at`: a sleep, exact where the model charges nothing for it (a free
+ * system call, no timer slack) and the times are whole nanoseconds */
 static void wait_until(uint64_t at)
 {
     uint64_t now = sim_now_ps();
@@ -54,6 +61,12 @@ static void wait_until(uint64_t at)
         struct timespec ts = {(time_t)((at - now) / 1000000000000ull),
                               (long)((at - now) % 1000000000000ull / 1000)};
         nanosleep(&ts, NULL);
+    }
+    if (sim_now_ps() != at) {
+        fprintf(stderr, "engine_probe: a sleep until %llu ps ended at %llu ps (the model must "
+                        "charge nothing for a sleep; times in whole ns)\n",
+                (unsigned long long)at, (unsigned long long)sim_now_ps());
+        exit(1);
     }
 }
 
@@ -77,6 +90,10 @@ static void *body(void *arg)
     if (pthread_create(&w, NULL, writer, NULL) != 0) {
         fprintf(stderr, "engine_probe: cannot start the writer\n");
         exit(1);
+    }
+    if (opt.preread) {
+        wait_until(PREREAD_PS);
+        (void)atomic_load_explicit(&slots[opt.rewrite * opt.stride].v, memory_order_relaxed);
     }
     wait_until(START_PS);
     if (strcmp(opt.mode, "walk") == 0) {
@@ -108,35 +125,44 @@ static void *body(void *arg)
     return NULL;
 }
 
+static bool parse(const char *arg, long min, long max, long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtol(arg, &end, 10);
+    return errno == 0 && end != arg && *end == '\0' && *v >= min && *v <= max;
+}
+
 int main(int argc, char **argv)
 {
-    int ok = argc >= 3 && (strcmp(argv[2], "walk") == 0 ? argc == 8 : strcmp(argv[2], "prefetch") == 0 && argc == 4);
-    if (!ok) {
-        fprintf(stderr, "usage: engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS\n"
-                        "       engine_probe MODEL prefetch WORK_PS\n");
-        return 2;
-    }
-    opt.mode = argv[2];
+    bool walk = argc == 9 && strcmp(argv[2], "walk") == 0;
+    bool pf = argc == 4 && strcmp(argv[2], "prefetch") == 0;
+    long work = 0, at = 0;
     opt.n = 1;
     opt.stride = 1;
     opt.rewrite = -1;
-    if (strcmp(opt.mode, "walk") == 0) {
-        opt.n = atol(argv[3]);
-        opt.stride = atol(argv[4]);
-        opt.work_ps = strtoull(argv[5], NULL, 10);
-        opt.rewrite = atol(argv[6]);
-        opt.at_ps = strtoull(argv[7], NULL, 10);
-    } else {
-        opt.work_ps = strtoull(argv[3], NULL, 10);
-    }
-    if (opt.n < 1 || opt.stride < 1 || opt.n * opt.stride > MAX_LINES || opt.rewrite >= opt.n) {
-        fprintf(stderr, "engine_probe: N x STRIDE must be 1..%d, REWRITE below N\n", MAX_LINES);
+    bool ok = walk || pf;
+    if (walk)
+        ok = parse(argv[3], 1, MAX_LINES, &opt.n) && parse(argv[4], 1, MAX_LINES / opt.n, &opt.stride) &&
+             parse(argv[5], 0, LONG_MAX, &work) && parse(argv[6], -1, opt.n - 1, &opt.rewrite) &&
+             parse(argv[7], 0, LONG_MAX, &at) && parse(argv[8], 0, opt.rewrite >= 0, &opt.preread);
+    else if (pf)
+        ok = parse(argv[3], 0, LONG_MAX, &work);
+    if (!ok) {
+        fprintf(stderr, "usage: engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS PREREAD\n"
+                        "       engine_probe MODEL prefetch WORK_PS\n"
+                        "(N x STRIDE <= %d, REWRITE -1 or below N, PREREAD 0 or, with a "
+                        "REWRITE, 1)\n", MAX_LINES);
         return 2;
     }
+    opt.mode = argv[2];
+    opt.work_ps = (uint64_t)work;
+    opt.at_ps = (uint64_t)at;
     sim_model_load(argv[1]);
-    if (opt.work_ps % sim_model.kernel_iter_ps) {
-        fprintf(stderr, "engine_probe: WORK_PS must be a multiple of %llu\n",
-                (unsigned long long)sim_model.kernel_iter_ps);
+    if (sim_model.npus < 2 || sim_model.kernel_iter_ps == 0 ||
+        opt.work_ps % sim_model.kernel_iter_ps) {
+        fprintf(stderr, "engine_probe: the model needs 2 PUs or more and a kernel iteration "
+                        "of at least 1 ps, WORK_PS a multiple of it\n");
         return 2;
     }
     sim_run(body, NULL, 0, 0);

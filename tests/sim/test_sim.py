@@ -404,58 +404,78 @@ def probe(model, *args):
     return json.loads(p.stdout)
 
 
-def walk_costs(n, stride, work, xfer, hit, rewrite=-1, rewrite_at=None):
+def walk_costs(n, stride, work, xfer, hit, rewrite=-1, rewrite_at=None, preread=False):
     """The documented rule, recomputed: a load site that has stepped by the same stride
     (at most SP_MAX_STRIDE lines) twice in a row is predicted from its third step on; the
     line's prefetch was issued at the site's access min(step - 2, SP_DEPTH) steps back,
-    and the load is charged what is left of the transfer since then, at least a hit -- in
-    full if the line was written after the prefetch was issued.  Returns the loads'
-    (start, cost) and the prefetch counters."""
+    and the load is charged what is left of the transfer since the later of that issue
+    and the line's last transfer's end, at least a hit -- in full if the line was written
+    after the prefetch was issued.  The line `rewrite`, written again at rewrite_at: after
+    a read elsewhere (preread) that write is itself a transfer, which the load waits for.
+    Returns the loads' (start, cost: the wait included) and the prefetch counters."""
     starts, costs, prefetched, saved = [], [], 0, 0
     t = PROBE_START_PS
     for k in range(n):
+        ready = rewrite_at + xfer if k == rewrite and preread else 0
+        begin = max(t, ready)
         cost = xfer
         if k >= 3 and stride <= SP_MAX_STRIDE:
             issued = starts[k - min(k - 2, SP_DEPTH)]
             if not (k == rewrite and rewrite_at > issued):
-                cost = max(hit, issued + xfer - t)
+                cost = max(hit, max(issued, ready) + xfer - begin)
                 prefetched += 1
                 saved += xfer - cost
         starts.append(t)
-        costs.append(cost)
-        t += cost + work
+        costs.append(begin - t + cost)
+        t = begin + cost + work
     return starts, costs, prefetched, saved
+
+
+def probe_model(tmp_path, xfer, hit):
+    return flat_with(tmp_path, "unitcost", load_hit=hit / 1000.0, **{
+        "xfer_" + d: xfer / 1000.0 for d in ("core", "l3", "numa", "package", "remote")})
+
+
+def check_walk(model, xfer, hit, n, stride, work, rewrite=-1, at=0, preread=False):
+    out = probe(model, "walk", n, stride, work, rewrite, at, int(preread))
+    starts, costs, prefetched, saved = walk_costs(n, stride, work, xfer, hit, rewrite, at,
+                                                  preread)
+    case = (n, stride, work, rewrite, at, preread, out)
+    assert [s for s, _, _ in out["loads"]] == starts, case
+    assert [c for _, c, _ in out["loads"]] == costs, case
+    assert [v for _, _, v in out["loads"]] == [-1 if i == rewrite else i + 1 for i in range(n)]
+    assert (out["prefetched"], out["saved_ps"]) == (prefetched, saved), case
+    return costs
 
 
 def test_the_stride_prefetcher_charges_exactly_what_its_rule_says(tmp_path):
     # engine_probe: a writer on another PU stores to n lines `stride` apart; then one load
-    # site walks them, `work` between loads.  Every load's cost is the rule's, to the
-    # picosecond: three loads in full, then a stream whose lead grows to SP_DEPTH steps;
-    # a stride beyond SP_MAX_STRIDE is no walk; a line written again after its prefetch
-    # was issued costs in full (the copy fetched early was stale), and the walk goes on
+    # site walks them, `work` between loads.  Every load's start and cost is the rule's,
+    # to the picosecond: three loads in full, then a stream whose lead grows to SP_DEPTH
+    # steps; a stride beyond SP_MAX_STRIDE is no walk
     xfer, hit = 100000, 1000
-    model = flat_with(tmp_path, "unitcost", load_hit=hit / 1000.0, **{
-        "xfer_" + d: xfer / 1000.0 for d in ("core", "l3", "numa", "package", "remote")})
+    model = probe_model(tmp_path, xfer, hit)
     for n, stride, work in ((40, 1, 10000), (40, 1, 0), (24, 3, 30000), (12, SP_MAX_STRIDE, 0),
                             (12, SP_MAX_STRIDE + 1, 10000)):
-        out = probe(model, "walk", n, stride, work, -1, 0)
-        starts, costs, prefetched, saved = walk_costs(n, stride, work, xfer, hit)
-        assert [c for _, c, _ in out["loads"]] == costs, (n, stride, work, out)
-        assert [s for s, _, _ in out["loads"]] == starts, (n, stride, work, out)
-        assert [v for _, _, v in out["loads"]] == list(range(1, n + 1))
-        assert (out["prefetched"], out["saved_ps"]) == (prefetched, saved), (n, stride, out)
-    # the stale line: rewritten between its prefetch's issue and its load
-    n, k = 20, 12
-    starts, _, _, _ = walk_costs(n, 1, 10000, xfer, hit)
+        costs = check_walk(model, xfer, hit, n, stride, work)
+        assert (min(costs) < xfer) == (stride <= SP_MAX_STRIDE), costs
+    # The issue time of each step, as the lead grows (steps 3..8): the line written again
+    # just before, at, or just after the prefetch's issue -- only after is the early copy
+    # stale (the first two are predicted, the third costs in full)
+    for k in range(3, 9):
+        starts, _, _, _ = walk_costs(20, 1, 10000, xfer, hit)
+        issued = starts[k - min(k - 2, SP_DEPTH)]
+        for at, stale in ((issued - 1000, False), (issued, False), (issued + 1000, True)):
+            costs = check_walk(model, xfer, hit, 20, 1, 10000, k, at)
+            assert (costs[k] == xfer) == stale, (k, at, costs)
+    # A line in transfer when its prefetch was issued (written after a read elsewhere,
+    # before the issue): the prefetch's transfer starts when that one ends
+    k = 12
+    starts, _, _, _ = walk_costs(20, 1, 10000, xfer, hit)
     issued = starts[k - SP_DEPTH]
-    at = (issued + starts[k]) // 2 // 1000 * 1000
-    assert issued < at < starts[k]
-    out = probe(model, "walk", n, 1, 10000, k, at)
-    starts, costs, prefetched, saved = walk_costs(n, 1, 10000, xfer, hit, k, at)
-    assert costs[k] == xfer and costs[k + 1] < xfer
-    assert [c for _, c, _ in out["loads"]] == costs, out
-    assert out["loads"][k][2] == -1, out
-    assert (out["prefetched"], out["saved_ps"]) == (prefetched, saved), out
+    at = issued - xfer // 2
+    costs = check_walk(model, xfer, hit, 20, 1, 10000, k, at, preread=True)
+    assert costs[k] == at + 2 * xfer - starts[k] > xfer, (costs, starts)
 
 
 def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path):
@@ -463,8 +483,7 @@ def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path)
     # `work` waits only for what is left of it, then pays a hit.  Not a stride
     # prefetcher's catch: its counters stay at 0
     xfer, hit = 100000, 1000
-    model = flat_with(tmp_path, "unitcost", load_hit=hit / 1000.0, **{
-        "xfer_" + d: xfer / 1000.0 for d in ("core", "l3", "numa", "package", "remote")})
+    model = probe_model(tmp_path, xfer, hit)
     for work in (0, 30000, 90000, 200000):
         out = probe(model, "prefetch", work)
         assert out["prefetch"] == [PROBE_START_PS, hit], out
