@@ -15,6 +15,13 @@
  *       The writer stores to one line at 0; at 1 ms main issues __builtin_prefetch on it,
  *       charges WORK_PS of work, then loads it.  Prints the prefetch's and the load's
  *       start and cost.
+ *   engine_probe MODEL script PU,AT_NS,KIND,LINE[;...]
+ *       One thread per PU up to the highest named (main is PU 0, the others are created
+ *       in order and get PUs 1, 2, ...); each runs its operations in the order given,
+ *       the next one at AT_NS (it must be done with the one before by then).  KIND: L a
+ *       relaxed load, S a relaxed store, X a seq_cst store, R a relaxed fetch_add, F a
+ *       seq_cst fence.  LINE: 0-15, the lines SCRIPT_GAP lines apart (beyond the stride
+ *       prefetcher's reach).  Prints each operation's start and cost, in script order.
  *
  * Work is charged as kernel iterations: WORK_PS must be a multiple of the model's
  * kernel_iter_ps.
@@ -29,7 +36,7 @@
 #include "sim_engine.h"
 
 #define LINE 64
-#define MAX_LINES 4096
+#define MAX_LINES 4096 /* >= SCRIPT_LINES x SCRIPT_GAP */
 #define START_PS 1000000000ull /* 1 ms: the writer is done by then */
 #define PREREAD_PS (START_PS / 2)
 
@@ -83,9 +90,98 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* ---- script mode ---- */
+#define SCRIPT_MAX 64
+#define SCRIPT_LINES 16
+#define SCRIPT_GAP 40 /* lines: more than the prefetcher's largest stride */
+#define SCRIPT_PUS 16
+
+static struct op {
+    int pu;
+    uint64_t at_ps;
+    char kind;
+    int line;
+    uint64_t start, cost;
+} ops[SCRIPT_MAX];
+static int nops, npu_script;
+
+static void run_ops(int pu)
+{
+    for (int i = 0; i < nops; i++) {
+        struct op *o = &ops[i];
+        if (o->pu != pu)
+            continue;
+        wait_until(o->at_ps);
+        _Atomic long *v = &slots[o->line * SCRIPT_GAP].v;
+        o->start = sim_now_ps();
+        switch (o->kind) {
+        case 'L': (void)atomic_load_explicit(v, memory_order_relaxed); break;
+        case 'S': atomic_store_explicit(v, i, memory_order_relaxed); break;
+        case 'X': atomic_store_explicit(v, i, memory_order_seq_cst); break;
+        case 'R': (void)atomic_fetch_add_explicit(v, 1, memory_order_relaxed); break;
+        default: atomic_thread_fence(memory_order_seq_cst); break;
+        }
+        o->cost = sim_now_ps() - o->start;
+    }
+}
+
+static void *script_thread(void *arg)
+{
+    run_ops((int)(intptr_t)arg);
+    return NULL;
+}
+
+static void script(void)
+{
+    pthread_t t[SCRIPT_PUS];
+    for (int pu = 1; pu < npu_script; pu++)
+        if (pthread_create(&t[pu], NULL, script_thread, (void *)(intptr_t)pu) != 0) {
+            fprintf(stderr, "engine_probe: cannot start a thread\n");
+            exit(1);
+        }
+    run_ops(0);
+    for (int pu = 1; pu < npu_script; pu++)
+        pthread_join(t[pu], NULL);
+    printf("{\"ops\": [");
+    for (int i = 0; i < nops; i++)
+        printf("%s[%llu, %llu]", i ? ", " : "", (unsigned long long)ops[i].start,
+               (unsigned long long)ops[i].cost);
+    printf("]}\n");
+}
+
+/* "PU,AT_NS,KIND,LINE;..." into ops[]; false if malformed */
+static bool parse_script(const char *text)
+{
+    const char *p = text;
+    nops = 0;
+    npu_script = 1;
+    while (*p) {
+        int pu, line, used = 0;
+        unsigned long long at;
+        char kind;
+        if (nops == SCRIPT_MAX || sscanf(p, "%d,%llu,%c,%d%n", &pu, &at, &kind, &line, &used) != 4 ||
+            pu < 0 || pu >= SCRIPT_PUS || line < 0 || line >= SCRIPT_LINES ||
+            !strchr("LSXRF", kind) || at > UINT64_MAX / 1000)
+            return false;
+        ops[nops++] = (struct op){.pu = pu, .at_ps = at * 1000, .kind = kind, .line = line};
+        if (pu + 1 > npu_script)
+            npu_script = pu + 1;
+        p += used;
+        if (*p == ';')
+            p++;
+        else if (*p)
+            return false;
+    }
+    return nops > 0;
+}
+
 static void *body(void *arg)
 {
     (void)arg;
+    if (strcmp(opt.mode, "script") == 0) {
+        script();
+        return NULL;
+    }
     pthread_t w;
     if (pthread_create(&w, NULL, writer, NULL) != 0) {
         fprintf(stderr, "engine_probe: cannot start the writer\n");
@@ -137,20 +233,24 @@ int main(int argc, char **argv)
 {
     bool walk = argc == 9 && strcmp(argv[2], "walk") == 0;
     bool pf = argc == 4 && strcmp(argv[2], "prefetch") == 0;
+    bool sc = argc == 4 && strcmp(argv[2], "script") == 0;
     long work = 0, at = 0;
     opt.n = 1;
     opt.stride = 1;
     opt.rewrite = -1;
-    bool ok = walk || pf;
+    bool ok = walk || pf || sc;
     if (walk)
         ok = parse(argv[3], 1, MAX_LINES, &opt.n) && parse(argv[4], 1, MAX_LINES / opt.n, &opt.stride) &&
              parse(argv[5], 0, LONG_MAX, &work) && parse(argv[6], -1, opt.n - 1, &opt.rewrite) &&
              parse(argv[7], 0, LONG_MAX, &at) && parse(argv[8], 0, opt.rewrite >= 0, &opt.preread);
     else if (pf)
         ok = parse(argv[3], 0, LONG_MAX, &work);
+    else
+        ok = parse_script(argv[3]);
     if (!ok) {
         fprintf(stderr, "usage: engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS PREREAD\n"
                         "       engine_probe MODEL prefetch WORK_PS\n"
+                        "       engine_probe MODEL script PU,AT_NS,KIND,LINE[;...]\n"
                         "(N x STRIDE <= %d, REWRITE -1 or below N, PREREAD 0 or, with a "
                         "REWRITE, 1)\n", MAX_LINES);
         return 2;
@@ -159,10 +259,11 @@ int main(int argc, char **argv)
     opt.work_ps = (uint64_t)work;
     opt.at_ps = (uint64_t)at;
     sim_model_load(argv[1]);
-    if (sim_model.npus < 2 || sim_model.kernel_iter_ps == 0 ||
+    if (sim_model.npus < 2 || sim_model.npus < npu_script || sim_model.kernel_iter_ps == 0 ||
         opt.work_ps % sim_model.kernel_iter_ps) {
-        fprintf(stderr, "engine_probe: the model needs 2 PUs or more and a kernel iteration "
-                        "of at least 1 ps, WORK_PS a multiple of it\n");
+        fprintf(stderr, "engine_probe: the model needs 2 PUs or more (every PU the script "
+                        "names) and a kernel iteration of at least 1 ps, WORK_PS a multiple "
+                        "of it\n");
         return 2;
     }
     sim_run(body, NULL, 0, 0);

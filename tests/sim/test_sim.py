@@ -3,10 +3,14 @@
 Every test runs small simulated workloads (seconds in all) and checks exact outcomes:
 determinism bit for bit, every task run exactly once, a 1-worker run's CPU time equal to
 the sum of its charged costs, a dropped wake-up reported as a stall with the stuck
-threads named, and bad input refused with exit status 2.
+threads named, and bad input refused with exit status 2.  tests/sim/engine_probe.c, a
+simulated program without a scheduler, lays out accesses for the tests that recompute
+the engine's memory costs (line transfers, their queueing, the stride prefetcher) to
+the picosecond.
 """
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -476,6 +480,119 @@ def test_the_stride_prefetcher_charges_exactly_what_its_rule_says(tmp_path):
     at = issued - xfer // 2
     costs = check_walk(model, xfer, hit, 20, 1, 10000, k, at, preread=True)
     assert costs[k] == at + 2 * xfer - starts[k] > xfer, (costs, starts)
+
+
+def probe_model8(tmp_path):
+    """test8 (8 PUs: 2 NUMA nodes of 2 L3s of 2 cores) with free sleeps and thread starts
+    and whole-ns hits, so that engine_probe's threads run each operation exactly when the
+    script says (a sleep's resolution is 1 ns)."""
+    return flat_with(tmp_path, "test8", **PROBE8)
+
+
+PROBE8 = {"syscall": 0, "sleep_slack": 0, "thread_create": 0, "load_hit": 1,
+               "store_hit": 1}
+
+
+def costs8():
+    m = modelmod.load(os.path.join(MODELS, "test8.json"))
+    c = {k: round(v["value"] * 1000) for k, v in m["costs_ns"].items()}
+    c.update({k: v * 1000 for k, v in PROBE8.items()})
+    return c
+
+
+def distance8(a, b):
+    """pack:1 numa:2 l3:2 core:2 pu:1: PU p is core p, L3 p // 2, NUMA node p // 4"""
+    if a == b:
+        return None
+    return "xfer_l3" if a // 2 == b // 2 else "xfer_numa" if a // 4 == b // 4 else "xfer_package"
+
+
+def script_costs(ops, c):
+    """The line rules of harness/sim/README.md, recomputed for engine_probe's script mode
+    (no code costs, no prefetch: the lines lie beyond its stride): returns each
+    operation's (start, cost), the wait for the line included.  Accesses take effect in
+    the order they are issued (the engine runs the thread with the earliest clock).
+    - A load of a line this PU holds (or nobody wrote) is a hit.  Else the line comes from
+      its last writer, after any transfer that occupies it; the first read after a write
+      occupies the line for its transfer, later reads of the shared line do not (they
+      are served side by side).
+    - A store (a seq_cst store or a read-modify-write: at the rmw price) to a line others
+      hold waits for a transfer that occupies it, then pays the transfer from the
+      farthest holder, which occupies the line; then this PU alone holds it."""
+    lines = {}
+    out = [None] * len(ops)
+    for i in sorted(range(len(ops)), key=lambda i: (ops[i][1], ops[i][0])):
+        pu, at, kind, line = ops[i]
+        at *= 1000
+        if kind == "F":
+            out[i] = (at, c["fence"])
+            continue
+        st = lines.setdefault(line, {"owner": None, "holders": set(), "free_at": 0, "to": None})
+        start = at
+        if kind == "L":
+            if pu in st["holders"] or st["owner"] is None:
+                if st["to"] == pu:
+                    start = max(start, st["free_at"])
+                cost = c["load_hit"]
+            else:
+                modified = st["holders"] <= {st["owner"]}
+                start = max(start, st["free_at"])
+                cost = max(c[distance8(st["owner"], pu)], c["load_hit"])
+                if modified:
+                    st["free_at"], st["to"] = start + cost, pu
+            st["holders"].add(pu)
+        else:
+            cost = c["store_hit"] if kind == "S" else c["rmw"]
+            others = (st["holders"] | ({st["owner"]} if st["owner"] is not None else set())) - {pu}
+            if others:
+                far = max((distance8(o, pu) for o in others),
+                          key=lambda d: ["xfer_l3", "xfer_numa", "xfer_package"].index(d))
+                start = max(start, st["free_at"])
+                cost += c[far]
+                st["free_at"], st["to"] = start + cost, pu
+            elif st["to"] == pu:
+                start = max(start, st["free_at"])
+            st["owner"], st["holders"] = pu, {pu}
+        out[i] = (at, start - at + cost)
+    return out
+
+
+def run_script(model, ops):
+    text = ";".join("%d,%d,%s,%d" % op for op in ops)
+    return [tuple(x) for x in probe(model, "script", text)["ops"]]
+
+
+def test_line_transfers_queue_and_share_as_documented(tmp_path):
+    # the cost of each access by topology distance, and contention emerging from the
+    # line's occupancy: PU 1 writes line 0 (1 ns); PU 0 reads it (a transfer within the
+    # L3, 40 ns, which occupies the line); PUs 2 and 3 read it during that transfer: they
+    # wait for it, then are served side by side (each 100 ns across the NUMA node, both
+    # done at 2140 ns); PU 5 writes it (invalidating PUs 0-3: the farthest, across the
+    # package, 1 + 150 ns); PU 4's read-modify-write queues behind that transfer (a lock
+    # handed over: 141 ns of wait, then 5 + 40 ns); a fence and a seq_cst store on a
+    # fresh line cost their prices
+    model = probe_model8(tmp_path)
+    ops = [(1, 1000, "S", 0), (0, 2000, "L", 0), (2, 2010, "L", 0), (3, 2020, "L", 0),
+           (5, 3000, "S", 0), (4, 3010, "R", 0), (0, 4000, "F", 1), (0, 4100, "X", 1)]
+    got = run_script(model, ops)
+    assert [c for _, c in got] == [1000, 40000, 130000, 120000, 151000, 186000, 8000, 5000], got
+    assert got == script_costs(ops, costs8())
+
+
+def test_random_access_scripts_cost_what_the_line_rules_say(tmp_path):
+    # seeded random scripts: 8 PUs, 3 lines, 60 operations each, every thread's next
+    # operation 2 us after its last began (time for any queue of transfers to drain),
+    # each offset by a distinct number of ns so that they interleave and contend
+    model, c = probe_model8(tmp_path), costs8()
+    for seed in range(12):
+        rnd = random.Random(seed)
+        offsets = rnd.sample(range(1, 2000), 8)
+        ops = []
+        for k in range(60):
+            pu = rnd.randrange(8)
+            slot = sum(1 for op in ops if op[0] == pu) + 1
+            ops.append((pu, slot * 2000 + offsets[pu], rnd.choice("LLLSXRF"), rnd.randrange(3)))
+        assert run_script(model, ops) == script_costs(ops, c), (seed, ops)
 
 
 def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path):
