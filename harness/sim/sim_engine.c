@@ -91,6 +91,7 @@ typedef struct sim_thread {
     uint64_t wait_since;
     struct sim_thread *fnext; /* futex queue */
     struct sim_thread *wnext; /* a futex_wake's list of woken threads */
+    bool woke_briefly;        /* that futex_wake found it asleep for at most short_sleep_max */
     bool in_futex;
     int wake_reason; /* 0 woken, ETIMEDOUT */
     int done_word;   /* 1 once ended: joiners futex-wait on it */
@@ -840,19 +841,21 @@ static int futex_wake(int *addr, int n)
         woken++;
     }
     /* The system call costs the short-sleep price only if every thread it wakes slept
-     * briefly; each woken thread's latency goes by its own sleep. */
+     * briefly; each woken thread's latency goes by its own sleep.  Both judged when the
+     * call begins (once the call is charged, the clock has moved on). */
     bool all_short = true;
-    for (sim_thread_t *t = list; t; t = t->wnext)
-        all_short = all_short && slept_briefly(t);
+    for (sim_thread_t *t = list; t; t = t->wnext) {
+        t->woke_briefly = slept_briefly(t);
+        all_short = all_short && t->woke_briefly;
+    }
     charge(!woken       ? sim_model.c[SIM_C_SYSCALL]
            : all_short ? sim_model.c[SIM_C_FUTEX_WAKE_SHORT]
                        : sim_model.c[SIM_C_FUTEX_WAKE]);
     /* in queue (FIFO) order, each from the end of the system call plus the latency */
     for (sim_thread_t *t = list, *nx; t; t = nx) {
         nx = t->wnext;
-        bool brief = slept_briefly(t);
-        sim_stats.short_wakes += brief;
-        wake(t, me->clock + sim_model.c[brief ? SIM_C_WAKEUP_SHORT : SIM_C_WAKEUP]);
+        sim_stats.short_wakes += t->woke_briefly;
+        wake(t, me->clock + sim_model.c[t->woke_briefly ? SIM_C_WAKEUP_SHORT : SIM_C_WAKEUP]);
     }
     sim_stats.futex_wakes += (uint64_t)woken;
     return woken;

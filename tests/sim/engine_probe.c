@@ -19,14 +19,18 @@
  *       One thread per PU up to the highest named (main is PU 0, the others are created
  *       in order and get PUs 1, 2, ...); each runs its operations in the order given,
  *       the next one at AT_NS (it must be done with the one before by then).  KIND: L a
- *       relaxed load, S a relaxed store, X a seq_cst store, R a relaxed fetch_add, F a
- *       seq_cst fence.  LINE: 0-15, the lines SCRIPT_GAP lines apart (beyond the stride
- *       prefetcher's reach).  Prints each operation's start and cost, in script order.
+ *       relaxed load, S a relaxed store (of the operation's index + 1), X a seq_cst
+ *       store, R a relaxed fetch_add, F a seq_cst fence; on the line's first word as a
+ *       futex: W wait while it is 0, K wake one, A wake all.  LINE: 0-15, the lines
+ *       SCRIPT_GAP lines apart (beyond the stride prefetcher's reach).  Prints each
+ *       operation's start, cost and result (a futex call's return value, else 0), in
+ *       script order.
  *
  * Work is charged as kernel iterations: WORK_PS must be a multiple of the model's
  * kernel_iter_ps.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,6 +106,7 @@ static struct op {
     char kind;
     int line;
     uint64_t start, cost;
+    long ret;
 } ops[SCRIPT_MAX];
 static int nops, npu_script;
 
@@ -113,12 +118,16 @@ static void run_ops(int pu)
             continue;
         wait_until(o->at_ps);
         _Atomic long *v = &slots[o->line * SCRIPT_GAP].v;
+        int *word = (int *)v; /* its low half (x86-64 and aarch64 are little-endian) */
         o->start = sim_now_ps();
         switch (o->kind) {
         case 'L': (void)atomic_load_explicit(v, memory_order_relaxed); break;
-        case 'S': atomic_store_explicit(v, i, memory_order_relaxed); break;
-        case 'X': atomic_store_explicit(v, i, memory_order_seq_cst); break;
+        case 'S': atomic_store_explicit(v, i + 1, memory_order_relaxed); break;
+        case 'X': atomic_store_explicit(v, i + 1, memory_order_seq_cst); break;
         case 'R': (void)atomic_fetch_add_explicit(v, 1, memory_order_relaxed); break;
+        case 'W': o->ret = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0); break;
+        case 'K': o->ret = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); break;
+        case 'A': o->ret = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); break;
         default: atomic_thread_fence(memory_order_seq_cst); break;
         }
         o->cost = sim_now_ps() - o->start;
@@ -144,8 +153,8 @@ static void script(void)
         pthread_join(t[pu], NULL);
     printf("{\"ops\": [");
     for (int i = 0; i < nops; i++)
-        printf("%s[%llu, %llu]", i ? ", " : "", (unsigned long long)ops[i].start,
-               (unsigned long long)ops[i].cost);
+        printf("%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)ops[i].start,
+               (unsigned long long)ops[i].cost, ops[i].ret);
     printf("]}\n");
 }
 
@@ -161,7 +170,7 @@ static bool parse_script(const char *text)
         char kind;
         if (nops == SCRIPT_MAX || sscanf(p, "%d,%llu,%c,%d%n", &pu, &at, &kind, &line, &used) != 4 ||
             pu < 0 || pu >= SCRIPT_PUS || line < 0 || line >= SCRIPT_LINES ||
-            !strchr("LSXRF", kind) || at > UINT64_MAX / 1000)
+            !strchr("LSXRFWKA", kind) || at > UINT64_MAX / 1000)
             return false;
         ops[nops++] = (struct op){.pu = pu, .at_ps = at * 1000, .kind = kind, .line = line};
         if (pu + 1 > npu_script)

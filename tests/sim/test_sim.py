@@ -5,7 +5,7 @@ determinism bit for bit, every task run exactly once, a 1-worker run's CPU time 
 the sum of its charged costs, a dropped wake-up reported as a stall with the stuck
 threads named, and bad input refused with exit status 2.  tests/sim/engine_probe.c, a
 simulated program without a scheduler, lays out accesses for the tests that recompute
-the engine's memory costs (line transfers, their queueing, the stride prefetcher) to
+the engine's costs (line transfers, their queueing, the stride prefetcher, futex waits and wakes) to
 the picosecond.
 """
 import json
@@ -493,10 +493,11 @@ PROBE8 = {"syscall": 0, "sleep_slack": 0, "thread_create": 0, "load_hit": 1,
                "store_hit": 1}
 
 
-def costs8():
+def costs8(changed=PROBE8):
+    """test8's costs in ps, with those of probe_model8 (or `changed`) changed"""
     m = modelmod.load(os.path.join(MODELS, "test8.json"))
     c = {k: round(v["value"] * 1000) for k, v in m["costs_ns"].items()}
-    c.update({k: v * 1000 for k, v in PROBE8.items()})
+    c.update({k: v * 1000 for k, v in changed.items()})
     return c
 
 
@@ -559,7 +560,7 @@ def script_costs(ops, c):
 
 def run_script(model, ops):
     text = ";".join("%d,%d,%s,%d" % op for op in ops)
-    return [tuple(x) for x in probe(model, "script", text)["ops"]]
+    return [tuple(x[:2]) for x in probe(model, "script", text)["ops"]]
 
 
 def test_line_transfers_queue_and_share_as_documented(tmp_path):
@@ -593,6 +594,47 @@ def test_random_access_scripts_cost_what_the_line_rules_say(tmp_path):
             slot = sum(1 for op in ops if op[0] == pu) + 1
             ops.append((pu, slot * 2000 + offsets[pu], rnd.choice("LLLSXRF"), rnd.randrange(3)))
         assert run_script(model, ops) == script_costs(ops, c), (seed, ops)
+
+
+def test_futex_waits_and_wakes_cost_as_documented(tmp_path):
+    # engine_probe's futex operations on test8 (system call 300 ns; a wake 1.5 us and the
+    # woken thread running 5 us after it, or 0.3 + 1 us when the sleeper had slept at most
+    # short_sleep_max = 20 us, counted from the end of its wait's system call; a wake that
+    # finds nobody costs a system call).  Each wait's cost runs to its thread running again
+    changed = dict(PROBE8)
+    del changed["syscall"]
+    model = flat_with(tmp_path, "test8", **changed)
+    c = costs8(changed)
+    sc, wake, lat = c["syscall"], c["futex_wake"], c["wakeup_latency"]
+    wake_s, lat_s, short = c["futex_wake_short"], c["wakeup_latency_short"], c["short_sleep_max"]
+    assert sc == 300 * 1000 and 0 < wake_s < wake and 0 < lat_s < lat and short == 20000 * 1000
+    ops = [(1, 1000, "W", 5), (2, 1200, "K", 5),                    # woken while entering
+           (3, 3000, "W", 5), (2, 60000, "K", 5),                   # after 56.7 us: long
+           (2, 70000, "K", 5),                                      # nobody waits
+           (4, 80000, "S", 6), (5, 81000, "W", 6),                  # the word moved: EAGAIN
+           (1, 90000, "W", 7), (3, 90100, "W", 7),                  # two sleepers, FIFO
+           (2, 200000, "K", 7), (2, 210000, "K", 7),
+           (1, 300000, "W", 8), (3, 310000, "W", 8), (2, 325000, "A", 8),  # long + short
+           (4, 400000, "W", 9), (2, 420300, "K", 9),                # slept 20 us: short
+           (5, 500000, "W", 10), (2, 520301, "K", 10)]              # 20 us + 1 ns: long
+    out = probe(model, "script", ";".join("%d,%d,%s,%d" % op for op in ops))["ops"]
+    ns = 1000
+    expect = [
+        (1000 * ns, 1200 * ns + wake_s + lat_s - 1000 * ns, 0), (1200 * ns, wake_s, 1),
+        (3000 * ns, 60000 * ns + wake + lat - 3000 * ns, 0), (60000 * ns, wake, 1),
+        (70000 * ns, sc, 0),
+        (80000 * ns, c["store_hit"], 0), (81000 * ns, sc, -1),
+        (90000 * ns, 200000 * ns + wake + lat - 90000 * ns, 0),
+        (90100 * ns, 210000 * ns + wake + lat - 90100 * ns, 0),
+        (200000 * ns, wake, 1), (210000 * ns, wake, 1),
+        # slept 24.7 us (long) and 14.7 us (short): the call costs the long price, each
+        # sleeper runs after its own latency
+        (300000 * ns, 325000 * ns + wake + lat - 300000 * ns, 0),
+        (310000 * ns, 325000 * ns + wake + lat_s - 310000 * ns, 0),
+        (325000 * ns, wake, 2),
+        (400000 * ns, 420300 * ns + wake_s + lat_s - 400000 * ns, 0), (420300 * ns, wake_s, 1),
+        (500000 * ns, 520301 * ns + wake + lat - 500000 * ns, 0), (520301 * ns, wake, 1)]
+    assert [tuple(x) for x in out] == expect, out
 
 
 def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path):
