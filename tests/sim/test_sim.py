@@ -5,8 +5,8 @@ determinism bit for bit, every task run exactly once, a 1-worker run's CPU time 
 the sum of its charged costs, a dropped wake-up reported as a stall with the stuck
 threads named, and bad input refused with exit status 2.  tests/sim/engine_probe.c, a
 simulated program without a scheduler, lays out accesses for the tests that recompute
-the engine's costs (line transfers, their queueing, the stride prefetcher, futex waits and wakes) to
-the picosecond.
+the engine's costs to the picosecond: line transfers and their queueing, the stride
+prefetcher, futex waits and wakes.
 """
 import json
 import os
