@@ -20,8 +20,9 @@
  *       in order and get PUs 1, 2, ...); each runs its operations in the order given,
  *       the next one at AT_NS (it must be done with the one before by then).  KIND: L a
  *       relaxed load, S a relaxed store (of the operation's index + 1), X a seq_cst
- *       store, R a relaxed fetch_add, F a seq_cst fence; on the line's first word as a
- *       futex: W wait while it is 0, K wake one, A wake all.  LINE: 0-15, the lines
+ *       store, R a relaxed fetch_add, F a seq_cst fence, P and Q __builtin_prefetch for
+ *       a read and for a write; on the line's first word as a futex: W wait while it is
+ *       0, K wake one, A wake all.  LINE: 0-15, the lines
  *       SCRIPT_GAP lines apart (beyond the stride prefetcher's reach).  Prints each
  *       operation's start, cost and result (a futex call's return value, else 0), in
  *       script order.
@@ -63,8 +64,8 @@ static void work(uint64_t ps)
         sim_charge_work(SIM_WORK_KERNEL_ITER, ps / sim_model.kernel_iter_ps);
 }
 
-/* idle until `at`: a sleep, exact where the model charges nothing for it (a free
- * system call, no timer slack) and the times are whole nanoseconds */
+/* idle until `at`: a sleep, exact where the model has no timer slack, the sleep's system
+ * call fits before `at`, and the times are whole nanoseconds */
 static void wait_until(uint64_t at)
 {
     uint64_t now = sim_now_ps();
@@ -74,8 +75,9 @@ static void wait_until(uint64_t at)
         nanosleep(&ts, NULL);
     }
     if (sim_now_ps() != at) {
-        fprintf(stderr, "engine_probe: a sleep until %llu ps ended at %llu ps (the model must "
-                        "charge nothing for a sleep; times in whole ns)\n",
+        fprintf(stderr, "engine_probe: a sleep until %llu ps ended at %llu ps (the model's "
+                        "sleep_slack must be 0, the gap before an operation at least its "
+                        "syscall price, every price whole ns)\n",
                 (unsigned long long)at, (unsigned long long)sim_now_ps());
         exit(1);
     }
@@ -99,6 +101,7 @@ static void *writer(void *arg)
 #define SCRIPT_LINES 16
 #define SCRIPT_GAP 40 /* lines: more than the prefetcher's largest stride */
 #define SCRIPT_PUS 16
+#define SCRIPT_KINDS "LSXRFPQWKA"
 
 static struct op {
     int pu;
@@ -125,6 +128,8 @@ static void run_ops(int pu)
         case 'S': atomic_store_explicit(v, i + 1, memory_order_relaxed); break;
         case 'X': atomic_store_explicit(v, i + 1, memory_order_seq_cst); break;
         case 'R': (void)atomic_fetch_add_explicit(v, 1, memory_order_relaxed); break;
+        case 'P': __builtin_prefetch(v, 0); break;
+        case 'Q': __builtin_prefetch(v, 1); break;
         case 'W': o->ret = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0); break;
         case 'K': o->ret = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); break;
         case 'A': o->ret = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); break;
@@ -158,6 +163,24 @@ static void script(void)
     printf("]}\n");
 }
 
+/* A decimal number in [min, max] at s (digits only: no sign, no space); *end after it. */
+static bool parse_num(const char *s, const char **end, long min, long max, long *v)
+{
+    char *e;
+    if (!(*s >= '0' && *s <= '9') && !(*s == '-' && min < 0 && s[1] >= '0' && s[1] <= '9'))
+        return false;
+    errno = 0;
+    *v = strtol(s, &e, 10);
+    *end = e;
+    return errno == 0 && *v >= min && *v <= max;
+}
+
+static bool parse(const char *arg, long min, long max, long *v)
+{
+    const char *end;
+    return parse_num(arg, &end, min, max, v) && *end == '\0';
+}
+
 /* "PU,AT_NS,KIND,LINE;..." into ops[]; false if malformed */
 static bool parse_script(const char *text)
 {
@@ -165,21 +188,17 @@ static bool parse_script(const char *text)
     nops = 0;
     npu_script = 1;
     while (*p) {
-        int pu, line, used = 0;
-        unsigned long long at;
+        long pu, at, line;
         char kind;
-        if (nops == SCRIPT_MAX || sscanf(p, "%d,%llu,%c,%d%n", &pu, &at, &kind, &line, &used) != 4 ||
-            pu < 0 || pu >= SCRIPT_PUS || line < 0 || line >= SCRIPT_LINES ||
-            !strchr("LSXRFWKA", kind) || at > UINT64_MAX / 1000)
+        if (nops == SCRIPT_MAX || !parse_num(p, &p, 0, SCRIPT_PUS - 1, &pu) || *p++ != ',' ||
+            !parse_num(p, &p, 0, LONG_MAX / 1000, &at) || *p++ != ',' || !*p ||
+            !strchr(SCRIPT_KINDS, kind = *p++) || *p++ != ',' ||
+            !parse_num(p, &p, 0, SCRIPT_LINES - 1, &line) || (*p && *p++ != ';'))
             return false;
-        ops[nops++] = (struct op){.pu = pu, .at_ps = at * 1000, .kind = kind, .line = line};
+        ops[nops++] = (struct op){.pu = (int)pu, .at_ps = (uint64_t)at * 1000, .kind = kind,
+                                  .line = (int)line};
         if (pu + 1 > npu_script)
-            npu_script = pu + 1;
-        p += used;
-        if (*p == ';')
-            p++;
-        else if (*p)
-            return false;
+            npu_script = (int)pu + 1;
     }
     return nops > 0;
 }
@@ -228,14 +247,6 @@ static void *body(void *arg)
     printf("\"prefetched\": %llu, \"saved_ps\": %llu}\n", (unsigned long long)sim_stats.prefetched,
            (unsigned long long)sim_stats.prefetch_saved_ps);
     return NULL;
-}
-
-static bool parse(const char *arg, long min, long max, long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtol(arg, &end, 10);
-    return errno == 0 && end != arg && *end == '\0' && *v >= min && *v <= max;
 }
 
 int main(int argc, char **argv)

@@ -510,7 +510,7 @@ def distance8(a, b):
 
 def script_costs(ops, c):
     """The line rules of harness/sim/README.md, recomputed for engine_probe's script mode
-    (no code costs, no prefetch: the lines lie beyond its stride): returns each
+    (no code costs; no stride prefetch: the lines lie beyond its reach): returns each
     operation's (start, cost), the wait for the line included.  Accesses take effect in
     the order they are issued (the engine runs the thread with the earliest clock).
     - A load of a line this PU holds (or nobody wrote) is a hit.  Else the line comes from
@@ -519,43 +519,55 @@ def script_costs(ops, c):
       are served side by side).
     - A store (a seq_cst store or a read-modify-write: at the rmw price) to a line others
       hold waits for a transfer that occupies it, then pays the transfer from the
-      farthest holder, which occupies the line; then this PU alone holds it."""
+      farthest holder, which occupies the line; then this PU alone holds it.
+    - A prefetch (P: for a read, Q: for a write, unless this PU already holds the line
+      alone) moves the line by the same rules but costs the thread only a hit; an
+      access to a line still on its way to this PU waits for it to arrive."""
     lines = {}
     out = [None] * len(ops)
     for i in sorted(range(len(ops)), key=lambda i: (ops[i][1], ops[i][0])):
         pu, at, kind, line = ops[i]
         at *= 1000
+        st = lines.setdefault(line, {"owner": None, "holders": set(), "free_at": 0, "to": None})
         if kind == "F":
             out[i] = (at, c["fence"])
-            continue
-        st = lines.setdefault(line, {"owner": None, "holders": set(), "free_at": 0, "to": None})
-        start = at
-        if kind == "L":
-            if pu in st["holders"] or st["owner"] is None:
-                if st["to"] == pu:
-                    start = max(start, st["free_at"])
-                cost = c["load_hit"]
-            else:
-                modified = st["holders"] <= {st["owner"]}
-                start = max(start, st["free_at"])
-                cost = max(c[distance8(st["owner"], pu)], c["load_hit"])
-                if modified:
-                    st["free_at"], st["to"] = start + cost, pu
-            st["holders"].add(pu)
+        elif kind in "PQ":
+            if kind == "P" or not (st["owner"] == pu and st["holders"] <= {pu}):
+                line_move(st, pu, "L" if kind == "P" else "S", at, c)
+            out[i] = (at, c["load_hit"])
         else:
-            cost = c["store_hit"] if kind == "S" else c["rmw"]
-            others = (st["holders"] | ({st["owner"]} if st["owner"] is not None else set())) - {pu}
-            if others:
-                far = max((distance8(o, pu) for o in others),
-                          key=lambda d: ["xfer_l3", "xfer_numa", "xfer_package"].index(d))
-                start = max(start, st["free_at"])
-                cost += c[far]
-                st["free_at"], st["to"] = start + cost, pu
-            elif st["to"] == pu:
-                start = max(start, st["free_at"])
-            st["owner"], st["holders"] = pu, {pu}
-        out[i] = (at, start - at + cost)
+            start, cost = line_move(st, pu, kind, at, c)
+            out[i] = (at, start - at + cost)
     return out
+
+
+def line_move(st, pu, kind, start, c):
+    """One access of script_costs to line state `st`: (its start after any wait, cost)"""
+    if kind == "L":
+        if pu in st["holders"] or st["owner"] is None:
+            if st["to"] == pu:  # on its way here
+                start = max(start, st["free_at"])
+            cost = c["load_hit"]
+        else:
+            modified = st["holders"] <= {st["owner"]}
+            start = max(start, st["free_at"])
+            cost = max(c[distance8(st["owner"], pu)], c["load_hit"])
+            if modified:
+                st["free_at"], st["to"] = start + cost, pu
+        st["holders"].add(pu)
+        return start, cost
+    cost = c["store_hit"] if kind == "S" else c["rmw"]
+    others = (st["holders"] | ({st["owner"]} if st["owner"] is not None else set())) - {pu}
+    if others:
+        far = max((distance8(o, pu) for o in others),
+                  key=lambda d: ["xfer_l3", "xfer_numa", "xfer_package"].index(d))
+        start = max(start, st["free_at"])
+        cost += c[far]
+        st["free_at"], st["to"] = start + cost, pu
+    elif st["to"] == pu:  # ours, but maybe still on its way here
+        start = max(start, st["free_at"])
+    st["owner"], st["holders"] = pu, {pu}
+    return start, cost
 
 
 def run_script(model, ops):
@@ -572,27 +584,48 @@ def test_line_transfers_queue_and_share_as_documented(tmp_path):
     # package, 1 + 150 ns); PU 4's read-modify-write queues behind that transfer (a lock
     # handed over: 141 ns of wait, then 5 + 40 ns); a fence and a seq_cst store on a
     # fresh line cost their prices
+    # (PU 1's own read during PU 0's transfer is a hit: that transfer is not on its way
+    # to PU 1).  Prefetches: PU 0 prefetches line 2 (written by PU 4) and loads it 20 ns
+    # later, waiting for the rest of the 150 ns transfer; it prefetches line 3 (written
+    # by PU 5) for a write and stores to it 10 ns later, waiting likewise (1 + 150 ns
+    # from the prefetch)
     model = probe_model8(tmp_path)
-    ops = [(1, 1000, "S", 0), (0, 2000, "L", 0), (2, 2010, "L", 0), (3, 2020, "L", 0),
-           (5, 3000, "S", 0), (4, 3010, "R", 0), (0, 4000, "F", 1), (0, 4100, "X", 1)]
+    ops = [(1, 1000, "S", 0), (0, 2000, "L", 0), (1, 2005, "L", 0), (2, 2010, "L", 0),
+           (3, 2020, "L", 0), (5, 3000, "S", 0), (4, 3010, "R", 0), (0, 4000, "F", 1),
+           (0, 4100, "X", 1),
+           (4, 4500, "S", 2), (0, 5000, "P", 2), (0, 5020, "L", 2),
+           (5, 5500, "S", 3), (0, 6000, "Q", 3), (0, 6010, "S", 3)]
     got = run_script(model, ops)
-    assert [c for _, c in got] == [1000, 40000, 130000, 120000, 151000, 186000, 8000, 5000], got
+    assert [c for _, c in got] == [1000, 40000, 1000, 130000, 120000, 151000, 186000, 8000,
+                                   5000, 1000, 1000, 131000, 1000, 1000, 142000], got
     assert got == script_costs(ops, costs8())
 
 
+def random_script(seed):
+    """8 PUs, 3 lines, 60 operations: every thread's next operation 2 us after its last
+    began (time for any queue of transfers to drain), each thread offset by a distinct
+    multiple of 5 ns so that they interleave and contend; one in four a prefetch
+    followed 21 ns later by an access to the same line (it may wait for the arrival)"""
+    rnd = random.Random(seed)
+    offsets = [5 * k for k in rnd.sample(range(1, 390), 8)]
+    ops, slots = [], [0] * 8
+    while len(ops) < 60:
+        pu, line = rnd.randrange(8), rnd.randrange(3)
+        slots[pu] += 1
+        at = slots[pu] * 2000 + offsets[pu]
+        if rnd.random() < 0.25:
+            ops.append((pu, at, rnd.choice("PQ"), line))
+            ops.append((pu, at + 21, rnd.choice("LSR"), line))
+        else:
+            ops.append((pu, at, rnd.choice("LLLSXRF"), line))
+    return ops
+
+
 def test_random_access_scripts_cost_what_the_line_rules_say(tmp_path):
-    # seeded random scripts: 8 PUs, 3 lines, 60 operations each, every thread's next
-    # operation 2 us after its last began (time for any queue of transfers to drain),
-    # each offset by a distinct number of ns so that they interleave and contend
+    # seeded random scripts (random_script): every start and cost as the rules say
     model, c = probe_model8(tmp_path), costs8()
     for seed in range(12):
-        rnd = random.Random(seed)
-        offsets = rnd.sample(range(1, 2000), 8)
-        ops = []
-        for k in range(60):
-            pu = rnd.randrange(8)
-            slot = sum(1 for op in ops if op[0] == pu) + 1
-            ops.append((pu, slot * 2000 + offsets[pu], rnd.choice("LLLSXRF"), rnd.randrange(3)))
+        ops = random_script(seed)
         assert run_script(model, ops) == script_costs(ops, c), (seed, ops)
 
 
