@@ -11,10 +11,6 @@
  *       AT_PS; PREREAD 1: main has read that line (from another site) at 0.5 ms, so the
  *       rewrite is a transfer that occupies the line.  Prints each load's start and cost
  *       (ps) and the engine's prefetch counters.
- *   engine_probe MODEL prefetch WORK_PS
- *       The writer stores to one line at 0; at 1 ms main issues __builtin_prefetch on it,
- *       charges WORK_PS of work, then loads it.  Prints the prefetch's and the load's
- *       start and cost.
  *   engine_probe MODEL script PU,AT_NS,KIND,LINE[;...]
  *       One thread per PU up to the highest named (main is PU 0, the others are created
  *       in order and get PUs 1, 2, ...); each runs its operations in the order given,
@@ -25,7 +21,7 @@
  *       0, K wake one, A wake all.  LINE: 0-15, the lines
  *       SCRIPT_GAP lines apart (beyond the stride prefetcher's reach).  Prints each
  *       operation's start, cost and result (a futex call's return value, else 0), in
- *       script order.
+ *       script order, and the stride prefetcher's counters.
  *
  * Work is charged as kernel iterations: WORK_PS must be a multiple of the model's
  * kernel_iter_ps.
@@ -86,8 +82,7 @@ static void wait_until(uint64_t at)
 static void *writer(void *arg)
 {
     (void)arg;
-    long n = strcmp(opt.mode, "walk") == 0 ? opt.n : 1;
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < opt.n; i++)
         atomic_store_explicit(&slots[i * opt.stride].v, i + 1, memory_order_relaxed);
     if (opt.rewrite >= 0) {
         wait_until(opt.at_ps);
@@ -160,7 +155,7 @@ static void script(void)
     for (int i = 0; i < nops; i++)
         printf("%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)ops[i].start,
                (unsigned long long)ops[i].cost, ops[i].ret);
-    printf("]}\n");
+    printf("], ");
 }
 
 /* A decimal number in [min, max] at s (digits only: no sign, no space); *end after it. */
@@ -203,11 +198,19 @@ static bool parse_script(const char *text)
     return nops > 0;
 }
 
+/* the stride prefetcher's counters, closing the JSON object */
+static void print_counters(void)
+{
+    printf("\"prefetched\": %llu, \"saved_ps\": %llu}\n", (unsigned long long)sim_stats.prefetched,
+           (unsigned long long)sim_stats.prefetch_saved_ps);
+}
+
 static void *body(void *arg)
 {
     (void)arg;
     if (strcmp(opt.mode, "script") == 0) {
         script();
+        print_counters();
         return NULL;
     }
     pthread_t w;
@@ -220,56 +223,38 @@ static void *body(void *arg)
         (void)atomic_load_explicit(&slots[opt.rewrite * opt.stride].v, memory_order_relaxed);
     }
     wait_until(START_PS);
-    if (strcmp(opt.mode, "walk") == 0) {
-        printf("{\"loads\": [");
-        for (long i = 0; i < opt.n; i++) {
-            uint64_t t0 = sim_now_ps();
-            long v = atomic_load_explicit(&slots[i * opt.stride].v, memory_order_relaxed);
-            uint64_t t1 = sim_now_ps();
-            printf("%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)t0,
-                   (unsigned long long)(t1 - t0), v);
-            work(opt.work_ps);
-        }
-        printf("], ");
-    } else {
+    printf("{\"loads\": [");
+    for (long i = 0; i < opt.n; i++) {
         uint64_t t0 = sim_now_ps();
-        __builtin_prefetch(&slots[0].v);
+        long v = atomic_load_explicit(&slots[i * opt.stride].v, memory_order_relaxed);
         uint64_t t1 = sim_now_ps();
+        printf("%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)t0,
+               (unsigned long long)(t1 - t0), v);
         work(opt.work_ps);
-        uint64_t t2 = sim_now_ps();
-        long v = atomic_load_explicit(&slots[0].v, memory_order_relaxed);
-        uint64_t t3 = sim_now_ps();
-        printf("{\"prefetch\": [%llu, %llu], \"load\": [%llu, %llu, %ld], ", (unsigned long long)t0,
-               (unsigned long long)(t1 - t0), (unsigned long long)t2, (unsigned long long)(t3 - t2),
-               v);
     }
+    printf("], ");
     pthread_join(w, NULL);
-    printf("\"prefetched\": %llu, \"saved_ps\": %llu}\n", (unsigned long long)sim_stats.prefetched,
-           (unsigned long long)sim_stats.prefetch_saved_ps);
+    print_counters();
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     bool walk = argc == 9 && strcmp(argv[2], "walk") == 0;
-    bool pf = argc == 4 && strcmp(argv[2], "prefetch") == 0;
     bool sc = argc == 4 && strcmp(argv[2], "script") == 0;
     long work = 0, at = 0;
     opt.n = 1;
     opt.stride = 1;
     opt.rewrite = -1;
-    bool ok = walk || pf || sc;
+    bool ok = walk || sc;
     if (walk)
         ok = parse(argv[3], 1, MAX_LINES, &opt.n) && parse(argv[4], 1, MAX_LINES / opt.n, &opt.stride) &&
              parse(argv[5], 0, LONG_MAX, &work) && parse(argv[6], -1, opt.n - 1, &opt.rewrite) &&
              parse(argv[7], 0, LONG_MAX, &at) && parse(argv[8], 0, opt.rewrite >= 0, &opt.preread);
-    else if (pf)
-        ok = parse(argv[3], 0, LONG_MAX, &work);
-    else
+    else if (sc)
         ok = parse_script(argv[3]);
     if (!ok) {
         fprintf(stderr, "usage: engine_probe MODEL walk N STRIDE WORK_PS REWRITE AT_PS PREREAD\n"
-                        "       engine_probe MODEL prefetch WORK_PS\n"
                         "       engine_probe MODEL script PU,AT_NS,KIND,LINE[;...]\n"
                         "(N x STRIDE <= %d, REWRITE -1 or below N, PREREAD 0 or, with a "
                         "REWRITE, 1)\n", MAX_LINES);

@@ -671,16 +671,18 @@ def test_futex_waits_and_wakes_cost_as_documented(tmp_path):
 
 
 def test_a_builtin_prefetch_starts_the_transfer_and_the_thread_goes_on(tmp_path):
-    # __builtin_prefetch costs a hit and starts the line's transfer; the load after
-    # `work` waits only for what is left of it, then pays a hit.  Not a stride
+    # __builtin_prefetch costs a hit and starts the line's transfer (PU 1 wrote it); the
+    # load `work` later waits only for what is left of it, then pays a hit.  Not a stride
     # prefetcher's catch: its counters stay at 0
     xfer, hit = 100000, 1000
     model = probe_model(tmp_path, xfer, hit)
+    t = PROBE_START_PS // 1000
     for work in (0, 30000, 90000, 200000):
-        out = probe(model, "prefetch", work)
-        assert out["prefetch"] == [PROBE_START_PS, hit], out
-        assert out["load"][0] == PROBE_START_PS + hit + work, out
-        assert out["load"][1] == max(0, xfer - hit - work) + hit, (work, out)
+        ops = [(1, 1000, "S", 0), (0, t, "P", 0), (0, t + (hit + work) // 1000, "L", 0)]
+        out = probe(model, "script", ";".join("%d,%d,%s,%d" % op for op in ops))
+        assert out["ops"][1][:2] == [PROBE_START_PS, hit], out
+        assert out["ops"][2][0] == PROBE_START_PS + hit + work, out
+        assert out["ops"][2][1] == max(0, xfer - hit - work) + hit, (work, out)
         assert (out["prefetched"], out["saved_ps"]) == (0, 0), out
 
 
