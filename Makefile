@@ -2,7 +2,7 @@
 #
 #   make                 build every variant: build/<v>/libbthread.a, bthread.pc, bench
 #   make test            build and run every test on every variant (+ aarch64 under qemu)
-#   make run             the default sweep and its simulated 16-core companion (./run.py run --sim epyc16)
+#   make run             the default sweep and its simulated companions (./run.py run --sim epyc16,twosocket64)
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
 #   make soak            minutes of mixed load on every variant (tests/c/soak.c; not in test)
@@ -144,7 +144,7 @@ $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 include asm/rules.mk harness/rules.mk tests/rules.mk
 
 run: all refs sim
-	$(PYTHON) run.py run --sim epyc16
+	$(PYTHON) run.py run --sim epyc16,twosocket64
 
 # --- make bundle: one archive to measure on another Linux machine (harness/driver/bundle.py)
 # ARCH=aarch64 makes the aarch64 flavour (the variants' benches; the reference rows are

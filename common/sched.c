@@ -576,15 +576,21 @@ static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w) { re
 /* A task that did not fit w's run queue waits on w's remote queue instead. */
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remote_push(w, t); }
 
-static __thread unsigned tls_submit_rr;
+/* Each non-worker thread goes round-robin over the workers from a start of its own:
+ * new threads take consecutive starts, so P threads that start one task each (a request
+ * per thread, the article's one submitter per worker) land on P different workers
+ * instead of all on worker 0. */
+static _Atomic unsigned submit_rr_first;
+static __thread unsigned tls_submit_rr; /* this thread's next target + 1; 0: none yet */
 static inline __attribute__((unused)) worker_t *remote_target_rr(void)
 {
-    /* a compare, not `%`: no division per task on the submitter */
     unsigned n = (unsigned)worker_count(), i = tls_submit_rr;
-    if (i >= n)
-        i = 0;
+    if (i == 0) /* relaxed: it only spreads threads, and orders nothing */
+        i = atomic_fetch_add_explicit(&submit_rr_first, 1, memory_order_relaxed) % n + 1;
+    else if (i > n) /* a compare, not `%`: no division per task on the submitter */
+        i = 1;
     tls_submit_rr = i + 1;
-    return &ctl.workers[i];
+    return &ctl.workers[i - 1];
 }
 
 /* Tasks this thread made ready without a wake-up (BTHREAD_NOSIGNAL), for

@@ -79,6 +79,13 @@ static void stats_now(double *sum)
 static void run_set(gb_state *st, void *arg)
 {
     drv_set_t *b = arg;
+    char msg[256];
+    const char *why = b->w->check ? b->w->check(b->args, workers_in_use) : NULL;
+    if (why) { /* a set that cannot work here: say why, run nothing */
+        snprintf(msg, sizeof msg, "%s: %s", b->w->name, why);
+        gb_skip_with_error(st, msg);
+        return;
+    }
     if (!b->have_expected) { /* outside the timed loop */
         b->expected = b->w->sequential(b->args);
         b->have_expected = true;
@@ -86,7 +93,6 @@ static void run_set(gb_state *st, void *arg)
     double st0[STATS_MAX], st1[STATS_MAX];
     counter_sums_t sums = {.n = 0};
     double items = 0;
-    char msg[256];
 
     stats_now(st0);
     double cpu0 = process_cpu_s();

@@ -25,15 +25,16 @@ SHIM_OBJ := $(BUILD)/benchobj/harness/shim.o
 BENCH_LIBS := -lbenchmark
 
 # The run record (the JSON context) names the flags and the revision it was built from
-# ("-dirty" when tracked files under the code paths differ from that revision: the paths
-# of meta.json's code_dirty, CODE_PATHS in harness/driver/config.py).  The stamp file
+# ("-dirty" when the measured code differs from that revision: the pathspecs of
+# meta.json's code_dirty, measured_code() in harness/driver/config.py).  The stamp file
 # changes only when either string does, and bench_main.o depends on it, so a commit or a
 # flag change rebuilds it and the record never names a stale revision.  Binaries are
 # linked to a temporary name and renamed: a sweep that is running keeps the file it
 # started (make never writes into an executing binary).
 ifndef GIT_REV
 GIT_REV := $(shell r=$$(git rev-parse --short HEAD 2>/dev/null) && \
-             { git diff --quiet HEAD -- asm common variants workloads harness 2>/dev/null || \
+             { git diff --quiet HEAD -- asm common variants workloads harness Makefile \
+                 ':(exclude)*.py' ':(exclude)*.md' ':(exclude)harness/machines' 2>/dev/null || \
                r=$$r-dirty; echo $$r; } || echo unknown)
 endif
 BENCH_CFLAGS_STR = $(strip $(CC) $(CFLAGS))

@@ -5,8 +5,9 @@
  * (harness/ref/, which run the same workloads on oneTBB, OpenMP and a pthread pool and
  * cannot link the workloads themselves) and the tests.  Header-only, C11 and C++17.
  *
- * Only the workloads that the reference rows also implement are here: fib, spawn,
- * granularity, imbalance.  The work of a task (kernel, imbalance rule, granularity
+ * The workloads that the reference rows also implement are here (fib, spawn,
+ * granularity, imbalance), and the article's experiment, whose parameters and ideal
+ * times run.py's report shares in words (harness/driver/article.py).  The work of a task (kernel, imbalance rule, granularity
  * sweep) is in wl_kernel.h.
  */
 #ifndef SCHEDBENCH_WL_DEFS_H
@@ -95,6 +96,78 @@ static inline uint64_t wl_imbalance_delay_ns(const wl_imbalance_t *p, int worker
     if (!p->late)
         return 0;
     return (uint64_t)(1000.0 * wl_late_delay_us(p->tasks, p->submitters, p->grain_us, workers));
+}
+
+/* ---- article(...): the work-stealing article's experiment --------------------------
+ *
+ * Equal tasks, one submitter per worker, some submitters late (seed 003, section 5).
+ * With P workers, W = tasks x grain the total work and a fraction f of the submitters
+ * starting D = d x W/P late, a pool whose workers keep their own queues takes D + W/P
+ * and a perfect balancer max(W/P, D + f W/P): the ideal speedup is
+ * (1 + d) / max(1, d + f), 1.5x at d = 1/2 with f = 1/2 (harness/driver/article.py
+ * draws it beside the measured points). */
+
+#define WL_ARTICLE_ARGS {"delay_pct", "late_pct", "grain_us", "tasks", "foreign"}
+
+typedef struct wl_article {
+    double d;        /* the late submitters' delay in units of W/P (delay_pct / 100) */
+    double late;     /* the fraction of the submitters that start late (late_pct / 100) */
+    double grain_us; /* every task: this many microseconds of kernel */
+    long tasks;      /* W = tasks x grain_us, shared out evenly over the submitters */
+    bool foreign;    /* 0: each submitter is a bthread on its own worker; 1: a pthread */
+} wl_article_t;
+
+/* args -> *p for a run on `workers` workers: NULL, or why they cannot work (one line). */
+static inline const char *wl_article_parse(const long *args, int workers, wl_article_t *p)
+{
+    p->d = (double)args[0] / 100.0;
+    p->late = (double)args[1] / 100.0;
+    p->grain_us = (double)args[2];
+    p->tasks = args[3];
+    p->foreign = args[4] != 0;
+    if (workers < 1)
+        return "needs at least one worker";
+    if (args[0] < 0)
+        return "delay_pct must be >= 0 (the late submitters' delay, in % of W/P)";
+    if (args[1] < 0 || args[1] > 100)
+        return "late_pct must be within 0..100 (the % of the submitters that start late)";
+    if (args[2] < 0)
+        return "grain_us must be >= 0";
+    if (args[3] < 1 || args[3] > INT32_MAX)
+        return "tasks must be within 1..2^31-1";
+    if (args[4] != 0 && args[4] != 1)
+        return "foreign must be 0 (bthread submitters) or 1 (pthread submitters)";
+    return 0;
+}
+
+/* How many of the `workers` submitters start late: f x P rounded to the nearest count,
+ * ties down (so 1/2 of one submitter is none, and 1/4 of two is none). */
+static inline long wl_article_late_count(const wl_article_t *p, int workers)
+{
+    double x = p->late * (double)workers;
+    long n = (long)x;
+    return x - (double)n > 0.5 ? n + 1 : n;
+}
+
+/* The late submitters are the last ones: s >= P - late count. */
+static inline bool wl_article_is_late(const wl_article_t *p, int workers, long s)
+{
+    return s >= (long)workers - wl_article_late_count(p, workers);
+}
+
+/* D = d x W / P, in nanoseconds. */
+static inline uint64_t wl_article_delay_ns(const wl_article_t *p, int workers)
+{
+    return (uint64_t)(p->d * (double)p->tasks * p->grain_us * 1000.0 / (double)workers);
+}
+
+/* The answer: every task's checksum term (all tasks equal: imbalance 0). */
+static inline uint64_t wl_article_answer(const long *args)
+{
+    wl_article_t p;
+    if (wl_article_parse(args, 1, &p) != 0)
+        return 0;
+    return wl_imbalance_checksum(p.tasks, wl_grain_iters(p.grain_us), 0, false);
 }
 
 #endif /* SCHEDBENCH_WL_DEFS_H */

@@ -76,6 +76,10 @@ typedef struct workload {
      * which may depend on `workers`).  Computed from the workload's structure, with no
      * bthreads; the scheduler's costs are not in it. */
     double (*span_ns)(const long *args, int workers, const struct wl_costs *costs);
+    /* Optional (NULL: any set that parallel() accepts is fine): NULL when `args` can run
+     * on `workers` workers, else why not, in one line the harness prints instead of
+     * running (parallel() refuses such sets with EINVAL). */
+    const char *(*check)(const long *args, int workers);
     struct workload *next; /* registry link, set by workload_register() */
 } workload_t;
 

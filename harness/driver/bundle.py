@@ -36,7 +36,7 @@ import sys
 import tarfile
 import tempfile
 
-from .config import BUNDLE_MARKER, CODE_PATHS, PROG
+from .config import BUNDLE_MARKER, PROG, measured_code
 from .machine import compiler_version, git_info
 
 # The C library: always the target's own (a copied libc would not match its loader).
@@ -107,7 +107,7 @@ def stage(root, build, dest, arch="x86_64", ldd=("ldd",), references=True, compi
         os.makedirs(os.path.join(dest, d))
     marker = dict(arch=arch, variants=variants, references=references, workloads=workloads,
                   git=git_info(root), compiler=compiler or compiler_version(), libraries=sorted(libs),
-                  code_paths=list(CODE_PATHS))
+                  code_paths=measured_code())
     with open(os.path.join(dest, BUNDLE_MARKER), "w", encoding="utf-8") as f:
         json.dump(marker, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -14,8 +14,10 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py publish RUN              prune a run to its lean published form (raw JSON,
                                       meta, plan, status, REPORT.md, embedded figures)
     ./run.py run --publish            a quick sweep, its plots and report, then publish
-    ./run.py run --sim epyc16         ... and its imbalance scenarios simulated on a 16-core
-                                      EPYC model, drawn and reported beside (SIMULATED)
+    ./run.py run --sim epyc16,twosocket64
+                                      ... and its claim scenarios simulated on a 16-core EPYC
+                                      model (and the article's on a 64-core one), drawn and
+                                      reported beside (SIMULATED)
 
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
@@ -36,10 +38,11 @@ import os
 import sys
 
 from .build import Build
-from .companion import (MODEL_KEY, check_model, companion_dir, load_companion, record_model,
-                        sim_models, simulate_companion)
+from .companion import (check_models, companion_dirs, load_companions, missing_models,
+                        record_models, recorded_models, sim_models, simulate_companion)
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
-from .config import (CLAIM_WORKLOAD, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG,
+from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_INTERRUPTED,
+                     EXIT_USAGE, FULL, PROG,
                      QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
@@ -58,16 +61,12 @@ DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, com
 
 def cmd_run(args):
     build = Build(args.root)
-    if args.sim:
-        check_model(args.sim)          # a bad model is refused before the sweep
+    models = check_models(args.sim) if args.sim else None  # refused before the sweep
     run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
     run_id = os.path.basename(run_dir)
-    meta = read_meta(run_dir)
-    model = args.sim or meta.get(MODEL_KEY)
-    if args.sim:
-        record_model(run_dir, args.sim)  # a --resume finishes the companion too
-    done = companion_dir(run_dir, meta)  # a resumed run's companion may be there already
-    simulate = bool(model) and not (done and os.path.isdir(done))
+    if models:
+        record_models(run_dir, models)  # a --resume finishes the companions too
+    models = models or recorded_models(read_meta(run_dir))
     print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
@@ -77,18 +76,26 @@ def cmd_run(args):
               f"{run_spec(run_dir, build.root)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     sim_ok = True
-    if simulate and any(p["workload"] == CLAIM_WORKLOAD for p in plan["points"]):
+    claims = {p["workload"] for p in plan["points"]} & set(COMPANION_WORKLOADS)
+    if models and claims:
         echo = (lambda *a, **k: None) if args.quiet else \
             (lambda text, **k: print(text, file=sys.stderr))
+        # a resumed run's companions may be there already
+        todo = missing_models(run_dir, models)
         try:
-            sim_ok = simulate_companion(run_dir, model, command_line(), echo)
+            for model in todo:
+                first = model == models[0]
+                if not first and ARTICLE_WORKLOAD not in claims:
+                    continue
+                sim_ok &= simulate_companion(run_dir, model, first, command_line(), echo)
         except KeyboardInterrupt:
-            print(f"\n{PROG}: interrupted during the simulated companion; the measured run "
+            print(f"\n{PROG}: interrupted during the simulated companions; the measured run "
                   f"is complete; continue with: {sys.argv[0]} run --resume "
                   f"{run_spec(run_dir, build.root)}", file=sys.stderr)
             return EXIT_INTERRUPTED
-    elif simulate:
-        warn(f"--sim {model}: the sweep has no {CLAIM_WORKLOAD} scenario; nothing simulated")
+    elif models:
+        warn(f"--sim {','.join(models)}: the sweep has no {' or '.join(COMPANION_WORKLOADS)} "
+             "scenario; nothing simulated")
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
     logs = {p["id"]: p["log"] for p in plan["points"]}
@@ -149,12 +156,13 @@ def cmd_plot(args):
     if not data.usable():
         raise UsageError(f"{data.run_dir} has no usable results to plot")
     out = args.out or plots_dir(args.root, data.run_id)
-    sim = (load_run(resolve_run(args.with_sim, args.root)) if args.with_sim
-           else load_companion(data))
-    if sim is not None and not sim.meta.get("simulated"):
-        raise UsageError(f"--with-sim {args.with_sim}: not a simulated run (meta.json has no "
-                         "\"simulated\": true)")
-    manifest = write_plots(data, out, gnuplot, sim)
+    sims = ([load_run(resolve_run(s, args.root)) for s in parse_name_list(args.with_sim, "--with-sim")]
+            if args.with_sim else load_companions(data))
+    for sim in sims:
+        if not sim.meta.get("simulated"):
+            raise UsageError(f"--with-sim {sim.run_id}: not a simulated run (meta.json has no "
+                             "\"simulated\": true)")
+    manifest = write_plots(data, out, gnuplot, sims)
     bad = [p for p in manifest["plots"] if p.get("error")]
     print(f"{PROG}: {len(manifest['plots']) - len(bad)} plots "
           f"({', '.join(ext for ext, _ in gnuplot.terminals)}) in {os.path.relpath(out)}")
@@ -206,10 +214,10 @@ def cmd_report(args):
 def cmd_publish(args):
     publish_command(args, resolve_run, plots_dir)
     run_dir = resolve_run(args.run, args.root)
-    sim_dir = companion_dir(run_dir, read_meta(run_dir))
-    if sim_dir and os.path.isdir(sim_dir):  # the simulated companion goes with it
-        args.run = sim_dir
-        publish_command(args, resolve_run, plots_dir)
+    for sim_dir in companion_dirs(run_dir, read_meta(run_dir)):
+        if os.path.isdir(sim_dir):  # the simulated companions go with it
+            args.run = sim_dir
+            publish_command(args, resolve_run, plots_dir)
     return 0
 
 
@@ -272,11 +280,13 @@ def build_parser():
     p.add_argument("--publish", action="store_true",
                    help="at the end, prune the run to its published form (./run.py publish); "
                         "refused for a run from a tree with uncommitted code changes")
-    p.add_argument("--sim", metavar="MODEL",
-                   help="at the end, simulate the run's imbalance scenarios on machine model "
-                        f"MODEL ({', '.join(sim_models())} or a model file) at 1, 2, "
-                        "4, ... up to its PUs, and draw and report them beside the measured "
-                        "ones, labelled SIMULATED (`make run` passes --sim epyc16)")
+    p.add_argument("--sim", metavar="MODEL[,MODEL...]",
+                   help="at the end, simulate the run's imbalance and article scenarios on "
+                        f"the first machine model ({', '.join(sim_models())} or a model "
+                        "file) at 1, 2, 4, ... up to its PUs, and the article scenarios on "
+                        "each further model at its PUs; drawn and reported beside the "
+                        "measured ones, labelled SIMULATED (`make run` passes --sim "
+                        "epyc16,twosocket64)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,
@@ -290,8 +300,10 @@ def build_parser():
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
     add_filters(p)
     p.add_argument("--out", metavar="DIR", help="output directory (default plots/<run-id>)")
-    p.add_argument("--with-sim", metavar="SIMRUN",
-                   help="a simulated run (./run.py simulate) drawn dashed in the claim figures")
+    p.add_argument("--with-sim", metavar="SIMRUN[,SIMRUN...]",
+                   help="simulated runs (./run.py simulate) drawn beside the measured one: "
+                        "the first dashed in the claim figures, each in a panel of the "
+                        "article figure (default: the run's companions)")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("compare", parents=[common], allow_abbrev=False,

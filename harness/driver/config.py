@@ -17,6 +17,16 @@ EXIT_INTERRUPTED = 130
 # are variants of the build and that plots/README.md names them).
 BASELINES = ("threadpool", "static", "affinity")
 CLAIM_BAND = (1.3, 1.5)
+# What each baseline is, in every table, legend and sentence a reader sees (the variant
+# ids stay as they are).
+POOL_NAMES = {"affinity": "the per-thread-queue pool", "threadpool": "the global-queue pool",
+              "static": "the round-robin pool"}
+# The article's experiment (workloads/article.c, harness/driver/article.py): its pool is
+# the one whose threads keep queues of their own; one stealing variant is drawn plainly
+# and the others as an envelope.
+ARTICLE_WORKLOAD = "article"
+ARTICLE_POOL = "affinity"
+REPRESENTATIVE = "chaselev"
 
 # Sweep presets: (repetitions, --benchmark_min_time seconds, per-point timeout seconds).
 # Five repetitions is the fewest with which the exact two-sided Mann-Whitney test can
@@ -34,18 +44,34 @@ CALIBRATION_FILTER = "^imbalance/imbalance:0/"
 # The workloads that use that rate: those whose source includes workloads/wl_kernel.h.
 # Kept here because the bench can say it only after running them; tests/py/test_docs.py
 # checks the list against the sources.
-KERNEL_WORKLOADS = ("imbalance", "dag", "granularity", "spawn_batch")
+KERNEL_WORKLOADS = ("article", "imbalance", "dag", "granularity", "spawn_batch")
 # The quick sweep runs each workload's first listed argument set, plus the sets that
 # differ from it only in this parameter: the imbalance factor of the 30-50% claim; and
-# every set of the claim's own workload (its scenarios are cheap and are the point).
+# every set of the claim's workloads (WHOLE_WORKLOADS: their scenarios are the point).
 CLAIM_PARAM = "imbalance"
 CLAIM_WORKLOAD = "imbalance"
+# The workloads whose every listed set the quick sweep runs (the claims' scenarios, and
+# spawn_batch's per-task signal against batches, the article's batching claim), and
+# those the simulated companions simulate.
+WHOLE_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD, "spawn_batch")
+COMPANION_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD)
 
 
-# The code a run measures: a run is publishable only when these paths had no uncommitted
-# change when it started (meta.json git.code_dirty), and tests/py/test_published.py checks
-# that the run README.md embeds was measured at the code now in them.
-CODE_PATHS = ("asm", "common", "variants", "workloads", "harness")
+# The code a run measures, as git pathspecs: what is compiled into the benches and the
+# reference rows (and, for a simulated run, the simulator's C).  Not the Python (driver,
+# plots, report), the documentation or the machine models (a simulated run records the
+# model it used).  A run is publishable only when this code had no uncommitted change
+# when it started (meta.json git.code_dirty); tests/py/test_published.py checks that the
+# runs the documents present were measured at the code now in it; harness/rules.mk
+# stamps a bench "-dirty" by the same paths.
+def measured_code(simulated=False):
+    """The pathspecs of the code a real (or simulated) run measures."""
+    paths = ["asm", "common", "variants", "workloads", "harness", "Makefile",
+             ":(exclude)*.py", ":(exclude)*.md", ":(exclude)harness/machines"]
+    if not simulated:
+        paths.append(":(exclude)harness/sim")
+    return paths
+
 # `./run.py publish`: raw files at least this large are kept gzip-compressed.
 GZIP_MIN_BYTES = 4 * 1024
 # A published tree built by `make bundle` holds this file at its root: run.py then uses

@@ -9,6 +9,7 @@ import shutil
 from .config import UsageError, warn
 from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
+from .article import figures as article_figures
 from .plots import ClaimPlots, PlotBuilder
 from .proc import last_line, run_capture, usable_cpus
 
@@ -66,10 +67,11 @@ def read_manifest(out_dir):
     return manifest
 
 
-def write_plots(data, out_dir, gnuplot, sim=None, alpha=0.05):
+def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
-    (the manifest the report reads).  sim: a simulated run drawn dashed beside the
-    measured one in the claim figures.  Returns the manifest."""
+    (the manifest the report reads).  sims: simulated runs beside the measured one (the
+    first drawn dashed in the claim figures; each a panel of the article figure).
+    Returns the manifest."""
     ensure_dir(out_dir, "plot directory")
     manifest_path = os.path.join(out_dir, "plots.json")
     old = read_manifest(out_dir) or {}
@@ -78,7 +80,10 @@ def write_plots(data, out_dir, gnuplot, sim=None, alpha=0.05):
             if f and os.path.basename(f) == f:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(out_dir, f))
-    plots = ClaimPlots(data, sim, alpha).build() + PlotBuilder(data).build()
+    sims = list(sims or ())
+    plots = (article_figures(data, sims) + ClaimPlots(data, sims[0] if sims else None,
+                                                      alpha).build()
+             + PlotBuilder(data).build())
     for p in plots:
         atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
         atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))

@@ -7,7 +7,7 @@ import shutil
 import socket
 import sys
 
-from .config import CODE_PATHS
+from .config import measured_code
 from .proc import run_capture, usable_cpus
 
 
@@ -40,17 +40,19 @@ def compiler_version():
     return out.splitlines()[0].strip() if rc == 0 and out.strip() else None
 
 
-def git_info(root):
-    """rev (HEAD), dirty (any uncommitted change), code_dirty (the uncommitted changes
-    under CODE_PATHS, a list of `git status --porcelain` lines; None without git)."""
+def git_info(root, simulated=False):
+    """rev (HEAD), dirty (any uncommitted change), code_dirty (the uncommitted changes to
+    the measured code, config.measured_code, a list of `git status --porcelain` lines;
+    None without git)."""
     rc, out, _ = run_capture(["git", "-C", root, "rev-parse", "HEAD"], timeout=30)
     rev = out.strip() if rc == 0 else None
     rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain"], timeout=30)
     dirty = bool(out.strip()) if rc == 0 else None
-    rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain", "--"]
-                             + list(CODE_PATHS), timeout=30)
+    paths = measured_code(simulated)
+    rc, out, _ = run_capture(["git", "-C", root, "status", "--porcelain", "--"] + paths,
+                             timeout=30)
     code_dirty = [line for line in out.splitlines() if line.strip()] if rc == 0 and rev else None
-    return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=list(CODE_PATHS))
+    return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=paths)
 
 
 def stale_binaries(rev, contexts, revisions=None):
@@ -80,7 +82,7 @@ def publishable(git, contexts=None, revisions=None):
     if git["code_dirty"]:
         shown = "; ".join(git["code_dirty"][:5]) + (" ..." if len(git["code_dirty"]) > 5 else "")
         return False, (f"it was measured with uncommitted changes in "
-                       f"{' '.join(CODE_PATHS)}: {shown}")
+                       f"the measured code: {shown}")
     if contexts is None:
         return True, ""
     if not contexts and not revisions:

@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 
-from .config import (CALIBRATION_FILTER, CLAIM_PARAM, CLAIM_WORKLOAD, ITERS_ENV, UsageError,
+from .config import (CALIBRATION_FILTER, CLAIM_PARAM, ITERS_ENV, WHOLE_WORKLOADS, UsageError,
                      check_unknown, warn)
 from .gbjson import params_of, workload_of
 
@@ -87,8 +87,8 @@ def group_by_workload(names):
 def quick_selection(listed):
     """The quick sweep's share of one workload's listed argument sets: the first, and
     those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
-    every set of CLAIM_WORKLOAD."""
-    if listed and listed[0].split("/", 1)[0] == CLAIM_WORKLOAD:
+    every set of WHOLE_WORKLOADS."""
+    if listed and listed[0].split("/", 1)[0] in WHOLE_WORKLOADS:
         return list(listed)
     first = params_of(listed[0])
     chosen = []

@@ -9,7 +9,8 @@ figure's .dat/.gp/.svg) is dropped: `./run.py plot RUN` and `./run.py report RUN
 regenerate it.  No file keeps an absolute path of the machine that measured (the roots
 found in the raw files' "executable" and the given root are made relative).
 
-A run measured with uncommitted changes in CODE_PATHS (meta.json `git.code_dirty`), or
+A run measured with uncommitted changes to the measured code (config.measured_code,
+meta.json `git.code_dirty`), or
 one that predates that record, is refused; `--prune-only` prunes it anyway and leaves
 it marked `"publishable": false`."""
 

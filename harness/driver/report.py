@@ -4,7 +4,8 @@ with its plots, and the significant differences against the baselines."""
 import os
 
 from .compare import compare_pair, compare_sides, significance_notes
-from .companion import load_companion
+from .article import ANSWER_HEADERS, answer_rows
+from .companion import load_companions
 from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, UsageError, warn
 from .files import write_output
 from .fmt import fmt_p, fmt_seconds, format_table
@@ -18,8 +19,9 @@ class Report:
     """The Markdown report of one run: machine, problems, the 30-50% claim, per-workload
     tables with their plots, significant differences against the baselines."""
 
-    def __init__(self, data, manifest, alpha, path, root, sim=None):
+    def __init__(self, data, manifest, alpha, path, root, sim=None, sims=()):
         self.data, self.alpha, self.path, self.sim = data, alpha, path, sim
+        self.sims = list(sims) or ([sim] if sim else [])
         self.manifest = manifest or {}
         self.plot_dir = plots_dir(root, data.run_id)
         self.variants = data.variants()
@@ -82,7 +84,7 @@ class Report:
                           f"{plan.get('min_time', '?')} s per repetition, seed {plan.get('seed', '?')}, "
                           f"{ok} of {len(points)} points done"),
                 ("variants", ", ".join(self.variants)), ("workers", ", ".join(map(str, self.workers)))]
-        out = [f"# schedbench run {d.run_id}", ""] + self.answers() + self.overview() + [
+        out = [f"# schedbench run {d.run_id}", ""] + self.article() + self.answers() + self.overview() + [
                "## The run", "",
                "Times are wall time per iteration: the median over the repetitions, "
                "[min-max] beside it.  Raw data: `raw/` (`./run.py report --csv "
@@ -92,6 +94,15 @@ class Report:
         if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
                     m["topology"].rstrip(), "```", "", "</details>", ""]
+        return out
+
+    def article(self):
+        """The article's claims answered (harness/driver/article.py), with its figures."""
+        rows = answer_rows(self.data, self.sims)
+        out = ["## The article's claims, answered", "",
+               format_table(ANSWER_HEADERS, rows, markdown=True)]
+        for p in self.plots("article"):
+            out += [self.plot_link(p), ""]
         return out
 
     def answers(self):
@@ -354,14 +365,15 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
     """Plots (when gnuplot is there; otherwise a warning) and REPORT.md; returns the
     report's path."""
     manifest = None
-    sim = load_companion(data)
+    sims = load_companions(data)
+    sim = sims[0] if sims else None
     if plots:
         try:
-            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot(), sim)
+            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot(), sims)
         except UsageError as e:
             warn(f"{e}; the report has no plots")
     else:
         manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    write_output(path, Report(data, manifest, alpha, path, root, sim).render())
+    write_output(path, Report(data, manifest, alpha, path, root, sim, sims).render())
     return path

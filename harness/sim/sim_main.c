@@ -349,6 +349,11 @@ int main(int argc, char **argv)
     free(copy);
     if (n != opt.nargs)
         usage_exit("--args: %s takes a value for each of its arguments", wl->name);
+    const char *why = wl->check ? wl->check(opt.args, opt.workers) : NULL;
+    if (why) {
+        fprintf(stderr, "simbench: %s: %s\n", wl->name, why);
+        return 2;
+    }
 
     /* The kernel's rate decides only how much real compute the simulator does; the
      * simulated time is the nominal grain either way (sim_charge_work). */

@@ -12,7 +12,8 @@ model and writes results/<run-id>/ in run.py's layout (results/README.md):
   SIMULATED.md   every median beside its Brent bound (./... report)
 
 The argument sets are the workloads' default ones that a quick real sweep takes: the
-first of each workload, and every set of `imbalance` (the imbalance scenarios); or
+first of each workload, and every set of `imbalance` and `article` (the claim's
+scenarios, config.WHOLE_WORKLOADS); or
 every set (`all_sets`), those whose benchmark name matches a regular expression
 (`match`), or the benchmark names of a real run (`like`), for validation.
 """
@@ -26,7 +27,7 @@ import statistics
 import subprocess
 import time
 
-from harness.driver.config import CLAIM_WORKLOAD
+from harness.driver.config import COMPANION_WORKLOADS, WHOLE_WORKLOADS
 from harness.driver.gbjson import BadResultFile, load_gb_file
 from harness.driver.machine import git_info
 from harness.driver.stats import brent_time
@@ -75,7 +76,7 @@ def choose(sets, workloads, all_sets=False, like=None, match=None):
             s = [x for x in s if x[1] in like]
         elif match is not None:
             s = [x for x in s if re.search(match, x[1])]
-        elif not all_sets and wl != "imbalance":
+        elif not all_sets and wl not in WHOLE_WORKLOADS:
             s = s[:1]
         if s:
             chosen[wl] = s
@@ -165,7 +166,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     chosen = choose(sets, workloads, all_sets, like, match)
     started = datetime.datetime.now()
     # the tree as the binaries were built from it (build() above), not as it is at the end
-    git = git_info(ROOT)
+    git = git_info(ROOT, simulated=True)
     run_id = (os.path.basename(os.path.normpath(out)) if out
               else "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S")))
     run_dir = out or os.path.join(ROOT, "results", run_id)
@@ -230,16 +231,21 @@ def companion_workers(npus):
     return out if out[-1] == npus else out + [npus]
 
 
-def companion(real_run, machine, jobs=1, command="", echo=print):
-    """The simulated companion of a measured run (`./run.py run --sim MODEL`): the run's
-    imbalance scenarios, on every variant it measured that has a simulation build, on the
-    machine model at companion_workers(its PUs), 3 repetitions.  It is an ordinary
-    simulated run (results/sim-<model>-<time>/); returns (its directory, failed points)."""
+def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
+              all_workers=True):
+    """A simulated companion of a measured run (`./run.py run --sim MODEL`): the run's
+    claim scenarios (its benchmarks of `workloads`, default config.COMPANION_WORKLOADS) on
+    every variant it measured that has a simulation build, on the machine model at
+    companion_workers(its PUs), or at its PUs alone without all_workers, 3 repetitions.
+    It is an ordinary simulated run (results/sim-<model>-<time>/); returns (its
+    directory, failed points)."""
     m = modelmod.load(machine)
     real = medians(real_run)
-    like = {k[2] for k in real if k[2].split("/")[0] == CLAIM_WORKLOAD}
+    workloads = list(workloads or COMPANION_WORKLOADS)
+    like = {k[2] for k in real if k[2].split("/")[0] in workloads}
     if not like:
-        raise SimError("%s has no %s scenario: nothing to simulate" % (real_run, CLAIM_WORKLOAD))
+        raise SimError("%s has no %s scenario: nothing to simulate"
+                       % (real_run, " or ".join(workloads)))
     make_sim()
     variants = sorted({k[0] for k in real} & set(variants_built()))
     if not variants:
@@ -247,7 +253,9 @@ def companion(real_run, machine, jobs=1, command="", echo=print):
     # beside the measured run (results/, or wherever --out put it)
     out = os.path.join(os.path.dirname(os.path.abspath(real_run)), "sim-%s-%s" % (
         m["name"], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
-    run_dir, failed = simulate(machine, variants, [CLAIM_WORKLOAD], companion_workers(m["npus"]),
+    workers = companion_workers(m["npus"]) if all_workers else [m["npus"]]
+    present = sorted({name.split("/")[0] for name in like})
+    run_dir, failed = simulate(machine, variants, present, workers,
                                3, 1, out, jobs, False, like, command, echo=echo)
     from harness.sim import plots
     plots.plot(run_dir, echo=echo)

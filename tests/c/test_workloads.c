@@ -118,6 +118,7 @@ Test(workloads, shared_definitions_match, .timeout = 60)
     static const wl_def_case_t defs[] = {
         {"fib", WL_FIB_ARGS, wl_fib_answer},
         {"granularity", WL_GRANULARITY_ARGS, wl_granularity_answer},
+        {"article", WL_ARTICLE_ARGS, wl_article_answer},
         {"imbalance", WL_IMBALANCE_ARGS, wl_imbalance_answer},
         {"spawn", WL_SPAWN_ARGS, wl_spawn_answer},
     };
@@ -165,5 +166,64 @@ Test(workloads, imbalance_parameters, .timeout = 30)
     cr_assert_eq(wl_imbalance_delay_ns(&p, 2), 1250000u); /* 0.5 * 500 * 10 us / 2 */
     p.late = false;
     cr_assert_eq(wl_imbalance_delay_ns(&p, 2), 0u);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* The article's experiment: arguments refused with a message that names what is wrong
+ * (through the workload's check hook, which the harness prints), the late count rounded
+ * to the nearest (ties down), and D = d x W / P. */
+Test(workloads, article_parameters, .timeout = 30)
+{
+    const workload_t *w = workload_find("article");
+    cr_assert_not_null(w);
+    cr_assert_not_null(w->check);
+    wl_article_t p;
+    cr_assert_null(wl_article_parse((const long[]){50, 50, 100, 1000, 0}, 2, &p));
+    cr_assert(p.d == 0.5 && p.late == 0.5 && p.grain_us == 100 && p.tasks == 1000 && !p.foreign);
+    static const struct {
+        long args[WL_MAX_ARGS];
+        int workers;
+        const char *names; /* a word the message must contain */
+    } bad[] = {
+        {{50, 50, 100, 1000, 0}, 0, "worker"},
+        {{-1, 50, 100, 1000, 0}, 2, "delay_pct"},
+        {{50, -1, 100, 1000, 0}, 2, "late_pct"},
+        {{50, 101, 100, 1000, 0}, 2, "late_pct"},
+        {{50, 50, -5, 1000, 0}, 2, "grain_us"},
+        {{50, 50, 100, 0, 0}, 2, "tasks"},
+        {{50, 50, 100, 1000, 2}, 2, "foreign"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *why = w->check(bad[i].args, bad[i].workers);
+        cr_assert_not_null(why, "bad set %zu accepted", i);
+        cr_assert_not_null(strstr(why, bad[i].names), "set %zu: \"%s\" does not name %s", i,
+                           why, bad[i].names);
+        if (bad[i].workers > 0) { /* parallel() refuses what check() refuses */
+            wl_run_t r;
+            memset(&r, 0, sizeof r);
+            cr_assert_eq(bthread_setconcurrency(bad[i].workers), 0);
+            cr_assert_eq(w->parallel(bad[i].args, &r), EINVAL, "bad set %zu: parallel() ran", i);
+        }
+    }
+    cr_assert_null(w->check((const long[]){0, 0, 0, 1, 1}, 1));
+    cr_assert_null(w->check((const long[]){200, 100, 10, 10000, 0}, 64));
+    /* late count: the nearest, ties down */
+    static const struct { long late_pct; int workers; long late; } counts[] = {
+        {50, 2, 1}, {50, 1, 0}, {25, 2, 0}, {75, 2, 1}, {25, 16, 4}, {75, 16, 12},
+        {50, 64, 32}, {30, 4, 1}, {40, 4, 2}, {100, 3, 3}, {0, 8, 0},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        cr_assert_null(wl_article_parse((const long[]){50, counts[i].late_pct, 100, 1000, 0},
+                                        counts[i].workers, &p));
+        cr_assert_eq(wl_article_late_count(&p, counts[i].workers), counts[i].late,
+                     "late_pct %ld of %d", counts[i].late_pct, counts[i].workers);
+        for (long s = 0; s < counts[i].workers; s++) /* the late ones are the last ones */
+            cr_assert_eq(wl_article_is_late(&p, counts[i].workers, s),
+                         s >= counts[i].workers - counts[i].late);
+    }
+    /* D = d x tasks x grain / P: 0.5 x 1000 x 100 us / 2 = 25 ms */
+    cr_assert_null(wl_article_parse((const long[]){50, 50, 100, 1000, 0}, 2, &p));
+    cr_assert_eq(wl_article_delay_ns(&p, 2), 25000000u);
+    cr_assert_eq(wl_article_delay_ns(&p, 16), 3125000u);
     cr_assert_eq(bthread_shutdown(), 0);
 }

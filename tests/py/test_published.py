@@ -1,7 +1,8 @@
 """Every run README.md presents (each results/<id> it, harness/sim/README.md or
-results/validation/README.md names) was measured at the code now in
-asm/ common/ variants/ workloads/ harness/: no file there but documentation (*.md) differs
-between its recorded git revision and HEAD, and it was measured from a clean tree
+results/validation/README.md names) was measured at the measured code now in the tree
+(config.measured_code: the C the benches compile, not Python, prose or the machine
+models): none of it differs between its recorded git revision and HEAD, and it was
+measured from a clean tree
 (meta.json "publishable").  A run that predates
 that record is skipped with the reason, until it is republished (issue 14)."""
 import json
@@ -11,7 +12,7 @@ import subprocess
 
 import pytest
 
-from harness.driver.config import CODE_PATHS
+from harness.driver.config import measured_code
 from harness.driver.machine import publishable
 from harness.driver.publish import absolute_paths, measuring_roots
 from harness.driver.rundata import load_run
@@ -88,16 +89,13 @@ def test_the_presented_run_measured_the_current_code(run_id):
 
 
 def code_changes(rev, head="HEAD", simulated=False):
-    """Files under CODE_PATHS that differ between rev and HEAD, documentation (*.md) and
-    the machine models (harness/machines/: read only by simulated runs, which record the
-    model they used) aside; for a real run, also the simulator (harness/sim/: no part of
-    it is in build/<v>/bench or in what `./run.py run` does).  None of these changes
-    anything such a run measured."""
+    """Files of the measured code (config.measured_code: what the benches, the reference
+    rows and, for a simulated run, the simulator compile) that differ between rev and
+    HEAD.  Python, documentation and the machine models change nothing such a run
+    measured."""
     p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, head, "--"]
-                       + list(CODE_PATHS), capture_output=True, text=True, check=True)
-    return [f for f in p.stdout.split()
-            if not f.endswith(".md") and not f.startswith("harness/machines/")
-            and (simulated or not f.startswith("harness/sim/"))]
+                       + measured_code(simulated), capture_output=True, text=True, check=True)
+    return p.stdout.split()
 
 
 def last_change_to(path):
@@ -131,3 +129,13 @@ def test_code_changes_sees_the_simulator_only_for_simulated_runs():
     last = last_change_to("harness/sim/sim_engine.c")
     assert "harness/sim/sim_engine.c" in code_changes(last + "~1", last, simulated=True)
     assert "harness/sim/sim_engine.c" not in code_changes(last + "~1", last)
+
+
+def test_code_changes_ignores_python_and_prose():
+    # the report and the plots are Python: changing them changes nothing a run measured
+    last = last_change_to("harness/driver/report.py")
+    touched = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", last + "~1", last],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert "harness/driver/report.py" in touched
+    changed = code_changes(last + "~1", last, simulated=True)
+    assert not any(f.endswith((".py", ".md")) for f in changed)

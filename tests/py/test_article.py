@@ -1,0 +1,180 @@
+"""The article's experiment read back (harness/driver/article.py): the ideal curve against
+hand-computed values, and the answer table and figure built from a small run written
+here with known times."""
+import json
+import os
+
+import pytest
+
+from harness.driver import article
+from harness.driver.rundata import load_run
+
+
+# ---- the ideal ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("late, workers, count", [
+    (0.5, 2, 1), (0.5, 1, 0),          # half of one submitter: none (ties round down)
+    (0.25, 2, 0), (0.75, 2, 1),        # 0.5 -> 0, 1.5 -> 1
+    (0.25, 16, 4), (0.5, 16, 8), (0.75, 16, 12), (0.5, 64, 32),
+    (0.3, 4, 1), (0.4, 4, 2), (1.0, 3, 3), (0.0, 8, 0)])
+def test_late_count_is_the_nearest_count_ties_down(late, workers, count):
+    assert article.late_count(late, workers) == count
+
+
+# (1 + d) / max(1, d + f), worked by hand
+@pytest.mark.parametrize("d, late, workers, speedup", [
+    (0.0, 0.5, 2, 1.0),
+    (0.25, 0.5, 2, 1.25),              # 1.25 / max(1, 0.75)
+    (0.5, 0.5, 2, 1.5),                # the peak: 1.5 / 1
+    (0.75, 0.5, 2, 1.75 / 1.25),       # 1.4
+    (1.0, 0.5, 2, 2.0 / 1.5),
+    (2.0, 0.5, 2, 3.0 / 2.5),          # 1.2
+    (0.75, 0.25, 16, 1.75),            # f = 1/4 peaks at d = 3/4 with 2 - f
+    (0.5, 0.25, 16, 1.5),
+    (1.0, 0.25, 16, 2.0 / 1.25),
+    (0.25, 0.75, 16, 1.25),            # f = 3/4 peaks at d = 1/4
+    (0.5, 0.75, 16, 1.5 / 1.25),
+    (0.5, 0.5, 1, 1.0),                # nobody late at 1 worker
+    (0.5, 0.25, 2, 1.0),               # nobody late: a quarter of two rounds to none
+    (0.5, 1.0, 4, 1.0),                # everybody late: the pool loses nothing
+])
+def test_ideal_speedup_matches_hand_computed_values(d, late, workers, speedup):
+    assert article.ideal_speedup(d, late, workers) == pytest.approx(speedup, abs=1e-12)
+
+
+def test_ideal_times_are_in_units_of_w_over_p():
+    assert article.ideal_times(0.5, 0.5, 2) == (1.5, 1.0)
+    assert article.ideal_times(1.0, 0.5, 2) == (2.0, 1.5)
+    assert article.ideal_times(0.0, 0.5, 2) == (1.0, 1.0)
+
+
+# ---- a run with known times ----------------------------------------------------------
+
+ARGS = "late_pct:50/grain_us:100/tasks:1000/foreign:0"
+# window_s in ms at 2 workers: the pool (affinity) at the ideal (1 + d) x 50 ms; chaselev
+# at 1.04x the balancer's ideal; half at 1.2x; the global-queue and round-robin pools
+TIMES = {
+    "affinity": {0: 50.0, 50: 75.0, 100: 100.0},
+    "chaselev": {0: 52.0, 50: 52.0, 100: 78.0},
+    "half": {0: 60.0, 50: 60.0, 100: 90.0},
+    "elastic": {0: 52.0, 50: 54.6, 100: 78.0},
+    "threadpool": {0: 51.0, 50: 51.0, 100: 76.5},
+    "static": {0: 51.0, 50: 53.0, 100: 77.0},
+}
+STOLEN = {"chaselev": 450, "half": 420, "elastic": 400}
+
+
+def gb_entry(name, rep, window_ms, counters):
+    e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3,
+         "repetition_index": rep, "threads": 1, "iterations": 1, "real_time": window_ms + 0.5,
+         "cpu_time": 0.1, "time_unit": "ms", "window_s": window_ms / 1e3}
+    e.update(counters)
+    return e
+
+
+def write_run(root, workers=2, simulated=False, model=None):
+    run_id = f"sim-{model}-1" if simulated else "art"
+    run_dir = os.path.join(root, "results", run_id)
+    for v, times in TIMES.items():
+        benches = []
+        for d, ms in times.items():
+            name = f"article/delay_pct:{d}/{ARGS}/real_time"
+            for rep, jitter in enumerate((0.99, 1.0, 1.01)):
+                counters = {"stolen_tasks": STOLEN.get(v, 0) if d else 3, "colocated": 0,
+                            "proc_cpu_s": ms * (0.08 if v == "elastic" else 0.1) / 1e3 * 10}
+                benches.append(gb_entry(name, rep, ms * jitter, counters))
+        path = os.path.join(run_dir, "raw", v, f"workers-{workers}", "article.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"context": {"variant": v, "workers": str(workers), "git_rev": "abc"},
+                       "benchmarks": benches}, f)
+    meta = {"run_id": run_id, "git": {"rev": "abc", "dirty": False}}
+    if simulated:
+        meta.update(simulated=True, model=model)
+    with open(os.path.join(run_dir, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    with open(os.path.join(run_dir, "plan.json"), "w") as f:
+        json.dump({"version": 1, "seed": 1, "full": False, "repetitions": 3, "min_time": 0.05,
+                   "timeout": 300, "workers": [workers], "filter": None, "points": []}, f)
+    return load_run(run_dir)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    data = write_run(str(tmp_path))
+    sim = write_run(str(tmp_path), workers=16, simulated=True, model="epyc16")
+    return data, sim
+
+
+def test_the_setting_and_its_delays_are_read_from_the_names(runs):
+    data, _ = runs
+    found = article.settings(data.index())
+    assert list(found) == [article.Setting(50, 100, 1000, False)]
+    assert sorted(found[article.Setting(50, 100, 1000, False)]) == [0.0, 0.5, 1.0]
+
+
+def test_speedups_use_the_experiment_window(runs):
+    data, _ = runs
+    p = article.panels(data, [], article.first_setting(data))[0]
+    assert p.workers == 2 and not p.simulated
+    median, low, high = p.speedup("chaselev", 0.5)
+    assert median == pytest.approx(75.0 / 52.0)
+    assert low == pytest.approx(75.0 * 0.99 / (52.0 * 1.01))
+    assert p.peak_d() == 0.5 and p.ideal(0.5) == 1.5
+    assert p.stolen_share("chaselev", 0.5) == pytest.approx(0.45)
+    assert p.stealing == ["chaselev", "elastic", "half"]
+
+
+def test_the_answer_table_is_built_from_the_run(runs):
+    data, sim = runs
+    rows = article.answer_rows(data, [sim])
+    assert len(rows) == 3 and all(len(r) == len(article.ANSWER_HEADERS) for r in rows)
+    claim, setup, here, simulated, verdict = rows[0]
+    assert "30-50%" in claim and "delaying" in setup
+    assert f"`chaselev` {75 / 52:.2f}x" in here and "(ideal 1.50x)" in here
+    # the 3 stealing variants at d = 0.5: half 1.25x .. chaselev 1.44x; the worst distance
+    # to the ideal over every d: half at d = 0.5, 1 - 1.25 / 1.5
+    assert f"{75 / 60:.2f}-{75 / 52:.2f}x" in here
+    assert f"within {(1 - (75 / 60) / 1.5) * 100:.0f}%" in here
+    assert "45% of the tasks stolen" in here and "at least 40%" in here
+    assert "the global-queue pool 1.47x" in here and "the round-robin pool 1.42x" in here
+    assert simulated.startswith("SIMULATED epyc16, 16 workers") and "ideal 1.50x" in simulated
+    assert verdict.startswith("**Reproduced**") and "global queue" in verdict
+    # no spawn_batch in this run: said so, not invented
+    assert rows[1][2].startswith("not in this run") and rows[1][4] == "not measured"
+    # elastic at d = 0.5: 54.6 / 52 of the wall time (window + 0.5 ms), 0.8x the CPU
+    assert "`elastic` takes 1.05x the wall time" in rows[2][2]
+    assert "0.84x its CPU time" in rows[2][2]
+
+
+def test_a_variant_far_from_the_ideal_is_not_called_reproduced(tmp_path, monkeypatch):
+    monkeypatch.setitem(TIMES, "chaselev", {0: 52.0, 50: 70.0, 100: 95.0})
+    data = write_run(str(tmp_path))
+    verdict = article.answer_rows(data, [])[0][4]
+    assert verdict.startswith("**Not reproduced here**")
+
+
+def test_a_run_without_the_experiment_says_so(small_run):
+    _, run_dir = small_run
+    rows = article.answer_rows(load_run(run_dir), [])
+    assert rows[0][2].startswith("not in this run") and rows[0][4] == "not measured"
+
+
+def test_the_figure_has_a_panel_per_run_and_the_ideal(runs):
+    data, sim = runs
+    figs = article.figures(data, [sim])
+    assert [f.name for f in figs] == ["article"]
+    fig = figs[0]
+    assert sum(l.startswith("set origin") for l in fig.body) == 3  # two panels, the key
+    assert "SIMULATED: epyc16, 16 workers" in "\n".join(fig.body)
+    assert "ideal: a perfect balancer" in "\n".join(fig.body)
+    # every series of a panel is one plotted element; at most eight per panel
+    for line in fig.body:
+        if line.startswith("plot "):
+            assert line.count("datafile index") <= 8 or "NaN" in line
+    # nothing clipped: the y range holds every median and envelope value
+    lo, hi = [float(x) for x in next(l for l in fig.body if l.startswith("set yrange"))
+              .split("[")[1].rstrip("]").split(":")]
+    for v, times in TIMES.items():
+        for d, ms in times.items():
+            assert lo <= TIMES["affinity"][d] / ms <= hi
