@@ -143,7 +143,7 @@ def do_flush(n, results, env):
     for v in ("chaselev", "half"):
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
-                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/real_time"
+                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/real_time"
                 return bench(f"build/{v}/bench", 2, "^" + re.escape(name) + "$", "0.3",
                              env)[name][1]["items_per_second"] / 1e6
             a, b = rounds_of(n, lambda: rate(32), lambda: rate(0))
@@ -176,7 +176,7 @@ def do_flush_sim(results):
     for v in ("chaselev", "half"):
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
-                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/real_time"
+                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/real_time"
                 return 20000 / sim_bench(v, "epyc16", 16, name)[0] * 1e3
             report(results, "flush-sim", f"SIMULATED epyc16, 16 workers, from {who}, {v}: 32 vs 1",
                    [rate(32)], [rate(0)], "M/s", 1.2, lower_is_better=False)

@@ -22,7 +22,7 @@
 
 #define WL_MAX_ARGS 6
 #define WL_MAX_COUNTERS 8
-#define WL_MAX_SETS 48
+#define WL_MAX_SETS 64
 
 typedef struct wl_counter {
     const char *name; /* e.g. "p99_us"; a string literal */

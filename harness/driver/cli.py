@@ -48,6 +48,7 @@ from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
 from .publish import cmd_publish as publish_command
+from .publish import update_readme
 from .report import make_plots_and_report
 from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
                       samples_csv, split_run_spec)
@@ -212,9 +213,13 @@ def cmd_report(args):
 
 
 def cmd_publish(args):
-    publish_command(args, resolve_run, plots_dir)
     run_dir = resolve_run(args.run, args.root)
-    for sim_dir in companion_dirs(run_dir, read_meta(run_dir)):
+    meta = read_meta(run_dir)
+    # README's answer block first: publishing keeps the figures README embeds
+    if not meta.get("simulated") and not args.prune_only and update_readme(args.root, run_dir):
+        print(f"{PROG}: README.md: the answer block rewritten from {os.path.basename(run_dir)}")
+    publish_command(args, resolve_run, plots_dir)
+    for sim_dir in companion_dirs(run_dir, meta):
         if os.path.isdir(sim_dir):  # the simulated companions go with it
             args.run = sim_dir
             publish_command(args, resolve_run, plots_dir)

@@ -20,9 +20,10 @@ import os
 import re
 import shutil
 
+from .article import ANSWER_HEADERS, answer_rows
 from .config import GZIP_MIN_BYTES, PROG, UsageError
 from .files import atomic_write_json, atomic_write_text, glob_json
-from .fmt import now_iso
+from .fmt import format_table, now_iso
 from .machine import publishable
 from .rundata import load_run, read_meta
 
@@ -192,3 +193,47 @@ def cmd_publish(args, resolve_run, plots_dir):
           f"compressed, {summary['removed']} file(s) removed; run + plots now "
           f"{summary['bytes'] / 1e6:.2f} MB")
     return 0
+
+
+# README.md's answer block: between these two lines, `./run.py publish` writes the
+# published run's answer table (harness/driver/article.py), so a republish never
+# hand-edits README.
+ANSWERS_BEGIN = "<!-- answers: written by ./run.py publish from the published run -->"
+ANSWERS_END = "<!-- answers: end -->"
+
+
+def answers_block(data, sims, root):
+    """The lines between the markers: where the numbers come from, the table, the
+    article figure."""
+    rel = os.path.relpath(data.run_dir, root)
+    m = data.meta
+    where = (f"Measured by `{m.get('command', '?')}` on {m.get('cpu_model', '?')} "
+             f"({m.get('cpus_usable', '?')} usable CPUs); SIMULATED columns from "
+             + (", ".join(f"`{os.path.relpath(s.run_dir, root)}`" for s in sims) or "no model")
+             + f". The whole report: [{rel}/REPORT.md]({rel}/REPORT.md).")
+    lines = [where, "", format_table(ANSWER_HEADERS, answer_rows(data, sims), markdown=True)]
+    figure = os.path.join(root, "plots", data.run_id, "article.png")
+    if os.path.exists(figure):
+        lines += [f"![the article's experiment: speedup over the per-thread-queue pool against "
+                  f"the late submitters' delay, measured and SIMULATED]"
+                  f"({os.path.relpath(figure, root)})", ""]
+    return lines
+
+
+def update_readme(root, run_dir):
+    """Rewrite README.md's answer block from the run (and its companions); False when
+    README has no block."""
+    from .companion import load_companions
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        return False
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if ANSWERS_BEGIN not in text or ANSWERS_END not in text:
+        return False
+    head, rest = text.split(ANSWERS_BEGIN, 1)
+    _, tail = rest.split(ANSWERS_END, 1)
+    data = load_run(run_dir)
+    block = "\n".join(answers_block(data, load_companions(data), root)).rstrip("\n")
+    atomic_write_text(path, f"{head}{ANSWERS_BEGIN}\n{block}\n{ANSWERS_END}{tail}")
+    return True

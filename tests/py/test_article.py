@@ -178,3 +178,32 @@ def test_the_figure_has_a_panel_per_run_and_the_ideal(runs):
     for v, times in TIMES.items():
         for d, ms in times.items():
             assert lo <= TIMES["affinity"][d] / ms <= hi
+
+
+def test_the_batching_row_names_each_submitter_setting(tmp_path):
+    # times in ms per (batch, from, spin) at 1 and 2 workers: only the spinning pthread
+    # beside 2 workers on 2 cores gains from batches
+    times = {("0", "0", "1"): {1: 40.0, 2: 36.0}, ("32", "0", "1"): {1: 40.0, 2: 18.0},
+             ("0", "0", "0"): {1: 28.0, 2: 19.0}, ("32", "0", "0"): {1: 28.0, 2: 19.0},
+             ("0", "1", "0"): {1: 20.0, 2: 12.0}, ("32", "1", "0"): {1: 20.0, 2: 12.0}}
+    run_dir = os.path.join(str(tmp_path), "results", "batch")
+    for w in (1, 2):
+        benches = []
+        for (batch, frm, spin), ms in times.items():
+            name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:{spin}/real_time"
+            for rep in range(3):
+                benches.append(gb_entry(name, rep, ms[w] - 0.5, {}))
+        path = os.path.join(run_dir, "raw", "chaselev", f"workers-{w}", "spawn_batch.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"context": {"variant": "chaselev", "workers": str(w)},
+                       "benchmarks": benches}, f)
+    with open(os.path.join(run_dir, "meta.json"), "w") as f:
+        json.dump({"run_id": "batch", "cpus_usable": 2}, f)
+    row = article.batching_row(load_run(run_dir))
+    assert ("from a spinning pthread: 1 worker (a core of its own) 1.00x, "
+            "2 workers (it shares the cores) 2.00x") in row[2]
+    assert "from a blocking pthread: 1 worker 1.00x, 2 workers 1.00x" in row[2]
+    assert "from a worker: 1 worker 1.00x, 2 workers 1.00x" in row[2]
+    assert row[4].startswith("**Holds in one setting**: 2.00x from a spinning pthread at "
+                             "2 workers")
