@@ -5,7 +5,7 @@ cli.main(); the modules, each named for what it holds:
     config    settings, exit codes, UsageError, parsers of name and worker lists
     files     atomic writes (umask respected), --out checks, tolerant JSON reads
     fmt       durations, times with units, tables
-    proc      running other programs, usable CPUs
+    proc      running other programs (ended with run.py on SIGINT, SIGTERM, SIGHUP), usable CPUs
     build     names asked from make, the bench binaries and their listings
     gbjson    the one reader of Google Benchmark JSON
     stats     median and spread, Mann-Whitney U

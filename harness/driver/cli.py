@@ -27,7 +27,8 @@ files written are described in results/README.md and plots/README.md.
 
 Python 3 standard library only, plus gnuplot for the plots.  Exit codes: 0 success,
 1 the sweep ran but some points failed or reported wrong answers, 2 bad input or a
-missing tool (one line on stderr), 130 interrupted.
+missing tool (one line on stderr), 128 + the signal when interrupted (130 Ctrl-C, 143
+SIGTERM, 129 SIGHUP: the bench running then is killed, every finished point is kept).
 """
 
 import argparse
@@ -39,11 +40,12 @@ from .build import Build
 from .companion import (MODEL_KEY, check_model, companion_dir, load_companion, record_model,
                         sim_models, simulate_companion)
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
-from .config import (CLAIM_WORKLOAD, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, FULL, PROG,
+from .config import (CLAIM_WORKLOAD, EXIT_FAILED, EXIT_USAGE, FULL, PROG,
                      QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
+from .proc import Interrupted, stop_signals_interrupt
 from .publish import cmd_publish as publish_command
 from .report import make_plots_and_report
 from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
@@ -72,21 +74,23 @@ def cmd_run(args):
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
         status = execute_plan(build.root, run_dir, plan, args.quiet)
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume "
+    except KeyboardInterrupt as e:
+        stop = Interrupted.of(e)
+        print(f"\n{PROG}: {stop.describe()}; continue with: {sys.argv[0]} run --resume "
               f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return stop.exit_status
     sim_ok = True
     if simulate and any(p["workload"] == CLAIM_WORKLOAD for p in plan["points"]):
         echo = (lambda *a, **k: None) if args.quiet else \
             (lambda text, **k: print(text, file=sys.stderr))
         try:
             sim_ok = simulate_companion(run_dir, model, command_line(), echo)
-        except KeyboardInterrupt:
-            print(f"\n{PROG}: interrupted during the simulated companion; the measured run "
-                  f"is complete; continue with: {sys.argv[0]} run --resume "
+        except KeyboardInterrupt as e:
+            stop = Interrupted.of(e)
+            print(f"\n{PROG}: {stop.describe()} during the simulated companion; the measured "
+                  f"run is complete; continue with: {sys.argv[0]} run --resume "
                   f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return stop.exit_status
     elif simulate:
         warn(f"--sim {model}: the sweep has no {CLAIM_WORKLOAD} scenario; nothing simulated")
     data = finalize_run(run_dir)
@@ -347,13 +351,15 @@ def main(argv=None):
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return args.func(args)
+        with stop_signals_interrupt():
+            return args.func(args)
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        stop = Interrupted.of(e)
+        print(f"\n{PROG}: {stop.describe()}", file=sys.stderr)
+        return stop.exit_status
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")

@@ -18,7 +18,7 @@ from .fmt import fmt_duration, now_iso
 from .gbjson import BadResultFile, load_gb_file
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
-from .proc import last_line, run_with_timeout, usable_cpus
+from .proc import last_line, run_with_timeout, signal_death, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
                       runs_base, samples_csv)
 
@@ -83,6 +83,8 @@ def run_point(root, run_dir, plan, point):
         os.replace(log_tmp, log)
         if status["rc"] == 0:
             finish_point(tmp, raw, status)
+        elif signal_death(status["rc"]):   # its output's last line is no reason
+            status["message"] = signal_death(status["rc"])
         elif status["rc"] is not None:
             with open(log, encoding="utf-8", errors="replace") as f:
                 status["message"] = f"exit status {status['rc']}: {last_line(f.read())}"

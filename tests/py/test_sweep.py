@@ -1,15 +1,21 @@
 """The sweep against a fake build tree: raw files, merge, meta, the seeded shuffle,
 resume after a kill, failures, timeouts, progress, Ctrl-C, the pinned kernel rate."""
+import contextlib
 import glob
 import io
 import json
 import os
 import random
 import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from harness.driver import build, plan, rundata, sweep
 
-from conftest import cli
+from conftest import RUN_PY, cli
 
 ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2   # variants x workloads x workers + tbb x (fib, imbalance) x workers
 
@@ -208,25 +214,54 @@ def test_progress_on_a_terminal_and_off():
     assert plain.getvalue() == "[1/1] chaselev workers=3 fib: ok (2.0 s)\n"
 
 
-def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
-    import subprocess
-    import sys
-    import time
-    from conftest import RUN_PY
-    log = str(tmp_path / "bench.log")
-    env = dict(os.environ, FAKE_BENCH_LOG=log, FAKE_BENCH_HANG="^static/2$")
-    env.pop("MAKEFLAGS", None)
-    proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", fake_root, "--workers",
-                             "1,2", "--variants", "static", "--no-plot", "--quiet"],
-                            stderr=subprocess.PIPE, text=True, env=env,
+def start_hanging_sweep(root, log, *extra, env=None):
+    """./run.py run of static at 1 and 2 workers in the background (its own session),
+    returned once its static/2 point hangs: (the Popen of run.py, the hanging bench's pid).
+    The caller ends the session (end_session)."""
+    full_env = dict(os.environ, FAKE_BENCH_LOG=log, FAKE_BENCH_LOG_PID="1",
+                    FAKE_BENCH_HANG="^static/2$", **(env or {}))
+    full_env.pop("MAKEFLAGS", None)
+    proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", root, "--workers",
+                             "1,2", "--variants", "static", "--no-plot", "--quiet", *extra],
+                            stderr=subprocess.PIPE, text=True, env=full_env,
                             start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:          # wait for the hanging point to start
-        if os.path.exists(log) and any(i["workers"] == 2 for i in invocations(log)):
+        hanging = [i for i in invocations(log) if i["workers"] == 2] \
+            if os.path.exists(log) else []
+        if hanging:
+            return proc, hanging[0]["pid"]
+        if proc.poll() is not None:
             break
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)           # what Ctrl-C on a terminal does
-    _, err = proc.communicate(timeout=30)
+    end_session(proc)
+    pytest.fail(f"the sweep never reached its hanging point: {proc.stderr.read()}")
+
+
+def end_session(proc):
+    """Kill what is left of a start_hanging_sweep session (a bench it orphaned too)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+
+def alive(pid):
+    """True while the process exists (a zombie included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    proc, _ = start_hanging_sweep(fake_root, log)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)           # what Ctrl-C on a terminal does
+        _, err = proc.communicate(timeout=30)
+    finally:
+        end_session(proc)
     assert proc.returncode == 130, err
     run_id = os.path.basename(only_run(fake_root))
     assert "interrupted; continue with: " in err and f"run --resume {run_id}" in err
@@ -235,6 +270,62 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
     done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
     assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_the_bench_too(fake_root, tmp_path, signum):
+    log = str(tmp_path / "bench.log")
+    proc, bench = start_hanging_sweep(fake_root, log)
+    try:
+        proc.send_signal(signum)                     # to run.py alone, as `kill PID` does
+        _, err = proc.communicate(timeout=30)
+        bench_left = alive(bench)       # run.py kills and reaps it before it exits
+    finally:
+        end_session(proc)
+    assert not bench_left, "the bench outlived run.py"
+    assert proc.returncode == 128 + signum, err
+    name = signal.Signals(signum).name
+    run_id = os.path.basename(only_run(fake_root))
+    assert f"interrupted by {name}; continue with: " in err and f"run --resume {run_id}" in err
+    assert "Traceback" not in err
+    run_dir = only_run(fake_root)
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
+    assert len(done) == len(invocations(log)) - 1      # every finished point is kept
+
+
+def test_a_stop_signal_waits_out_a_deferred_step_and_an_ignored_one_stays_ignored():
+    from harness.driver import proc
+    seen = []
+    safety = signal.signal(signal.SIGTERM, lambda *_: seen.append("unhandled"))
+    hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)      # as under nohup
+    try:
+        with proc.stop_signals_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            with pytest.raises(proc.Interrupted) as e:
+                with proc.signals_deferred():        # e.g. Popen, then keeping its handle
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    seen.append("the step went on")
+            assert (e.value.signum, e.value.exit_status) == (signal.SIGTERM, 143)
+            assert e.value.describe() == "interrupted by SIGTERM"
+        os.kill(os.getpid(), signal.SIGTERM)                # the handler before is back
+    finally:
+        signal.signal(signal.SIGTERM, safety)
+        signal.signal(signal.SIGHUP, hup)
+    assert seen == ["the step went on", "unhandled"]
+
+
+def test_a_bench_killed_by_a_signal_is_recorded_as_a_signal_death(fake_root):
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "fib",
+                  env={"FAKE_BENCH_SIGKILL": "^static/2$"})
+    assert p.returncode == 1
+    assert "failed: static/workers-2/fib: killed by signal 9 (SIGKILL) (log: " in p.stderr
+    run_dir = only_run(fake_root)
+    status = json.load(open(os.path.join(run_dir, "status.json")))["static/workers-2/fib"]
+    assert (status["ok"], status["rc"]) == (False, -signal.SIGKILL)
+    assert status["message"] == "killed by signal 9 (SIGKILL)"
+    with open(os.path.join(run_dir, "logs", "static", "workers-2", "fib.log")) as f:
+        assert "Library was built as DEBUG" in f.read()   # the output stays in the log
 
 
 def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tmp_path,
