@@ -11,6 +11,7 @@ cli.main(); the modules, each named for what it holds:
     stats     median and spread, Mann-Whitney U
     rundata   Result and RunData of results/<run-id>/, the merged CSV files
     plan      the points of a sweep, the pinned busy-loop rate
+    rundir    a run directory created whole, and locked while a sweep writes it
     sweep     running a plan (resumable), start / resume / finish a run
     machine   the machine record (meta.json)
     plots     the figures as gnuplot scripts and data

@@ -50,6 +50,7 @@ from .publish import cmd_publish as publish_command
 from .report import make_plots_and_report
 from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
                       samples_csv, split_run_spec)
+from .rundir import RunLock
 from .sweep import command_line, execute_plan, finalize_run, resume_run, run_spec, start_run
 from harness.sim import cli as sim_cli
 
@@ -62,7 +63,14 @@ def cmd_run(args):
     build = Build(args.root)
     if args.sim:
         check_model(args.sim)          # a bad model is refused before the sweep
-    run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
+    run_dir, plan, lock = resume_run(args, build) if args.resume else start_run(args, build)
+    with lock:                         # until the run is done with, however that ends
+        return sweep_locked(args, build, run_dir, plan)
+
+
+def sweep_locked(args, build, run_dir, plan):
+    """cmd_run once its run directory is locked: the sweep, the simulated companion, the
+    merge, the report, publishing."""
     run_id = os.path.basename(run_dir)
     meta = read_meta(run_dir)
     model = args.sim or meta.get(MODEL_KEY)
@@ -114,7 +122,7 @@ def cmd_run(args):
                   file=sys.stderr)
             return EXIT_FAILED
         args.run, args.prune_only = run_dir, False
-        cmd_publish(args)
+        publish_locked(args)
     return EXIT_FAILED if failed or wrong or not sim_ok else 0
 
 
@@ -208,6 +216,12 @@ def cmd_report(args):
 
 
 def cmd_publish(args):
+    with RunLock(resolve_run(args.run, args.root)):    # never while a sweep writes it
+        return publish_locked(args)
+
+
+def publish_locked(args):
+    """Publish RUN, its lock held, and its simulated companion."""
     publish_command(args, resolve_run, plots_dir)
     run_dir = resolve_run(args.run, args.root)
     sim_dir = companion_dir(run_dir, read_meta(run_dir))

@@ -1,6 +1,7 @@
 """The sweep against a fake build tree: raw files, merge, meta, the seeded shuffle,
 resume after a kill, failures, timeouts, progress, Ctrl-C, the pinned kernel rate."""
 import contextlib
+import errno
 import glob
 import io
 import json
@@ -355,3 +356,95 @@ def test_a_given_kernel_rate_is_used_and_a_bad_one_refused(fake_root, monkeypatc
     assert p.returncode == 2
     assert "SCHEDBENCH_ITERS_PER_US" in p.stderr
     assert len(glob.glob(os.path.join(fake_root, "results", "*"))) == 1  # no stray run
+
+
+def test_a_run_in_use_is_locked_against_a_second_sweep_and_publish(fake_root, tmp_path):
+    proc, _ = start_hanging_sweep(fake_root, str(tmp_path / "bench.log"))
+    try:
+        run_dir = only_run(fake_root)
+        first_files = sorted(glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True))
+        second_log = str(tmp_path / "second.log")
+        for how in (["run", "--resume", os.path.basename(run_dir)],
+                    ["run", "--out", run_dir, "--variants", "chaselev"],
+                    ["publish", run_dir]):
+            p = cli(*how, "--root", fake_root, *(["--no-plot"] if how[0] == "run" else []),
+                    env={"FAKE_BENCH_LOG": second_log}, timeout=60)
+            assert p.returncode == 2, (how, p.stderr)
+            assert p.stderr.count("\n") == 1, p.stderr        # one line
+            assert f"{run_dir} is in use by another run.py (pid {proc.pid})" in p.stderr
+        assert not os.path.exists(second_log)                 # no bench ran
+        # the first sweep's lock and temporary files are untouched
+        assert sorted(glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True)) == \
+            first_files
+        assert any(f.endswith(".tmp") for f in first_files)
+    finally:
+        end_session(proc)                                     # SIGKILL: its lock file stays
+    p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet")
+    assert p.returncode == 0, p.stderr                        # ... but no longer locks
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+
+
+def test_run_lock_names_its_holder_and_goes_with_it(tmp_path):
+    from harness.driver import rundir
+    from harness.driver.config import UsageError
+    run_dir = str(tmp_path)
+    assert rundir.lock_holder(run_dir) is None
+    with rundir.RunLock(run_dir):
+        assert rundir.lock_holder(run_dir) == os.getpid()
+        with pytest.raises(UsageError, match=f"in use by another run.py \\(pid {os.getpid()}\\)"):
+            rundir.RunLock(run_dir)                           # another open file: refused
+    assert os.listdir(run_dir) == [] and rundir.lock_holder(run_dir) is None
+    # a file opened before its holder removed it is not a lock: it is opened again
+    stale = os.open(os.path.join(run_dir, rundir.LOCK_NAME), os.O_RDWR | os.O_CREAT)
+    os.unlink(os.path.join(run_dir, rundir.LOCK_NAME))
+    real_open = os.open
+    opened = []
+
+    def open_stale_first(path, *args):
+        opened.append(path)
+        return os.dup(stale) if len(opened) == 1 else real_open(path, *args)
+    try:
+        os.open = open_stale_first
+        lock = rundir.RunLock(run_dir)
+    finally:
+        os.open = real_open
+        os.close(stale)
+    assert len(opened) == 2 and rundir.lock_holder(run_dir) == os.getpid()
+    lock.release()
+    assert os.listdir(run_dir) == []
+
+
+@pytest.mark.parametrize("failing", ["plan.json", "meta.json"])
+@pytest.mark.parametrize("where", ["results", "new --out", "empty --out"])
+def test_a_full_disk_leaves_no_half_made_run(fake_root, tmp_path, monkeypatch, capsys,
+                                             failing, where):
+    from harness.driver.cli import main
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    out = str(parent / "out")
+    if where == "empty --out":
+        os.mkdir(out)
+    args = ["run", "--root", fake_root, "--workers", "1", "--variants", "chaselev",
+            "--workloads", "fib", "--no-plot", "--quiet"] + \
+        (["--out", out] if where != "results" else [])
+    real_fsync = os.fsync
+
+    def fsync(fd):                  # the disk fills up while `failing` is written
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{failing}."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("run.py: error: ") == 1, err
+    # no run directory, nor anything half made beside it: absent, or empty as it was
+    results = os.path.join(fake_root, "results")
+    if where == "results":
+        assert not os.path.isdir(results) or os.listdir(results) == []
+    else:
+        assert os.listdir(parent) == (["out"] if where == "empty --out" else [])
+        assert not os.path.exists(out) or os.listdir(out) == []
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert main(args) == 0, capsys.readouterr().err           # the same sweep, space again
+    run_dir = out if where != "results" else only_run(fake_root)
+    assert rundata.load_run(run_dir).usable()
