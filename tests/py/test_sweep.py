@@ -384,36 +384,6 @@ def test_a_run_in_use_is_locked_against_a_second_sweep_and_publish(fake_root, tm
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
 
 
-def test_run_lock_names_its_holder_and_goes_with_it(tmp_path):
-    from harness.driver import rundir
-    from harness.driver.config import UsageError
-    run_dir = str(tmp_path)
-    assert rundir.lock_holder(run_dir) is None
-    with rundir.RunLock(run_dir):
-        assert rundir.lock_holder(run_dir) == os.getpid()
-        with pytest.raises(UsageError, match=f"in use by another run.py \\(pid {os.getpid()}\\)"):
-            rundir.RunLock(run_dir)                           # another open file: refused
-    assert os.listdir(run_dir) == [] and rundir.lock_holder(run_dir) is None
-    # a file opened before its holder removed it is not a lock: it is opened again
-    stale = os.open(os.path.join(run_dir, rundir.LOCK_NAME), os.O_RDWR | os.O_CREAT)
-    os.unlink(os.path.join(run_dir, rundir.LOCK_NAME))
-    real_open = os.open
-    opened = []
-
-    def open_stale_first(path, *args):
-        opened.append(path)
-        return os.dup(stale) if len(opened) == 1 else real_open(path, *args)
-    try:
-        os.open = open_stale_first
-        lock = rundir.RunLock(run_dir)
-    finally:
-        os.open = real_open
-        os.close(stale)
-    assert len(opened) == 2 and rundir.lock_holder(run_dir) == os.getpid()
-    lock.release()
-    assert os.listdir(run_dir) == []
-
-
 @pytest.mark.parametrize("failing", ["plan.json", "meta.json"])
 @pytest.mark.parametrize("where", ["results", "new --out", "empty --out"])
 def test_a_full_disk_leaves_no_half_made_run(fake_root, tmp_path, monkeypatch, capsys,
