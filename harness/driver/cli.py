@@ -29,7 +29,8 @@ files written are described in results/README.md and plots/README.md.
 
 Python 3 standard library only, plus gnuplot for the plots.  Exit codes: 0 success,
 1 the sweep ran but some points failed or reported wrong answers, 2 bad input or a
-missing tool (one line on stderr), 130 interrupted.
+missing tool (one line on stderr), 128 + the signal when interrupted (130 Ctrl-C, 143
+SIGTERM, 129 SIGHUP: the bench running then is killed, every finished point is kept).
 """
 
 import argparse
@@ -41,17 +42,19 @@ from .build import Build
 from .companion import (check_models, companion_dirs, load_companions, missing_models,
                         record_models, recorded_models, sim_models, simulate_companion)
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
-from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_INTERRUPTED,
-                     EXIT_USAGE, FULL, PROG,
+from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_USAGE, FULL,
+                     PROG,
                      QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots
+from .proc import Interrupted, stop_signals_interrupt
 from .publish import cmd_publish as publish_command
 from .publish import update_readme
 from .report import make_plots_and_report
 from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
                       samples_csv, split_run_spec)
+from .rundir import RunLock
 from .sweep import command_line, execute_plan, finalize_run, resume_run, run_spec, start_run
 from harness.sim import cli as sim_cli
 
@@ -63,7 +66,14 @@ DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, com
 def cmd_run(args):
     build = Build(args.root)
     models = check_models(args.sim) if args.sim else None  # refused before the sweep
-    run_dir, plan = resume_run(args, build) if args.resume else start_run(args, build)
+    run_dir, plan, lock = resume_run(args, build) if args.resume else start_run(args, build)
+    with lock:                         # until the run is done with, however that ends
+        return sweep_locked(args, build, run_dir, plan, models)
+
+
+def sweep_locked(args, build, run_dir, plan, models):
+    """cmd_run once its run directory is locked: the sweep, the simulated companions, the
+    merge, the report, publishing."""
     run_id = os.path.basename(run_dir)
     if models:
         record_models(run_dir, models)  # a --resume finishes the companions too
@@ -72,10 +82,11 @@ def cmd_run(args):
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
         status = execute_plan(build.root, run_dir, plan, args.quiet)
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; continue with: {sys.argv[0]} run --resume "
+    except KeyboardInterrupt as e:
+        stop = Interrupted.of(e)
+        print(f"\n{PROG}: {stop.describe()}; continue with: {sys.argv[0]} run --resume "
               f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return stop.exit_status
     sim_ok = True
     claims = {p["workload"] for p in plan["points"]} & set(COMPANION_WORKLOADS)
     if models and claims:
@@ -89,11 +100,12 @@ def cmd_run(args):
                 if not first and ARTICLE_WORKLOAD not in claims:
                     continue
                 sim_ok &= simulate_companion(run_dir, model, first, command_line(), echo)
-        except KeyboardInterrupt:
-            print(f"\n{PROG}: interrupted during the simulated companions; the measured run "
-                  f"is complete; continue with: {sys.argv[0]} run --resume "
+        except KeyboardInterrupt as e:
+            stop = Interrupted.of(e)
+            print(f"\n{PROG}: {stop.describe()} during the simulated companions; the measured "
+                  f"run is complete; continue with: {sys.argv[0]} run --resume "
                   f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return stop.exit_status
     elif models:
         warn(f"--sim {','.join(models)}: the sweep has no {' or '.join(COMPANION_WORKLOADS)} "
              "scenario; nothing simulated")
@@ -118,7 +130,7 @@ def cmd_run(args):
                   file=sys.stderr)
             return EXIT_FAILED
         args.run, args.prune_only = run_dir, False
-        cmd_publish(args)
+        publish_locked(args)
     return EXIT_FAILED if failed or wrong or not sim_ok else 0
 
 
@@ -213,6 +225,12 @@ def cmd_report(args):
 
 
 def cmd_publish(args):
+    with RunLock(resolve_run(args.run, args.root)):    # never while a sweep writes it
+        return publish_locked(args)
+
+
+def publish_locked(args):
+    """Publish RUN, its lock held: README's answer block, the run, its companions."""
     run_dir = resolve_run(args.run, args.root)
     meta = read_meta(run_dir)
     # README's answer block first: publishing keeps the figures README embeds
@@ -364,13 +382,15 @@ def main(argv=None):
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return args.func(args)
+        with stop_signals_interrupt():
+            return args.func(args)
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        stop = Interrupted.of(e)
+        print(f"\n{PROG}: {stop.describe()}", file=sys.stderr)
+        return stop.exit_status
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")

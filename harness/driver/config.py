@@ -9,7 +9,7 @@ import sys
 PROG = "run.py"
 EXIT_FAILED = 1   # the sweep ran, but some points failed or gave wrong answers
 EXIT_USAGE = 2    # bad input or a missing tool
-EXIT_INTERRUPTED = 130
+# interrupted: 128 + the signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP; proc.Interrupted)
 
 # The baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"): the
 # global-queue pool, the round-robin split and the per-thread-queue pool; speedups are

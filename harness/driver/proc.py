@@ -1,9 +1,87 @@
-"""Running other programs (make, the bench binaries, gnuplot, hwloc) and the CPUs this
-process may use."""
+"""Running other programs (make, the bench binaries, gnuplot, hwloc), ending them when
+run.py is told to stop (SIGINT, SIGTERM, SIGHUP), and the CPUs this process may use."""
 
+import contextlib
 import os
+import signal
 import subprocess
 import threading
+
+# The signals that stop run.py: each raises Interrupted in the main thread, and the
+# unwinding kills whatever child it was waiting for.  (Python's default for SIGTERM and
+# SIGHUP is to die at once, leaving a bench running with nobody to time it out.)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """run.py was told to stop by signal `signum`.  A KeyboardInterrupt, so that one
+    handler serves Ctrl-C and the others; exit_status is 128 + the signal, as a shell
+    reports a command the signal ended (130 for SIGINT)."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.exit_status = 128 + signum
+
+    def describe(self):
+        """'interrupted', or 'interrupted by SIGTERM' for another signal than Ctrl-C's."""
+        return "interrupted" if self.signum == signal.SIGINT else f"interrupted by {self}"
+
+    @classmethod
+    def of(cls, exc):
+        """exc as an Interrupted: Python's own KeyboardInterrupt is SIGINT's."""
+        return exc if isinstance(exc, cls) else cls(signal.SIGINT)
+
+
+_deferred = None       # while signals_deferred(): the stop signals that arrived
+
+
+def _on_stop_signal(signum, frame):
+    del frame
+    if _deferred is not None:
+        _deferred.append(signum)
+        return
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt():
+    """Within it, SIGINT, SIGTERM and SIGHUP raise Interrupted (main thread only); a
+    signal the parent left ignored (nohup, a shell's background job) stays ignored.  The
+    handlers before it are put back at the end."""
+    old = {}
+    try:
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                old[signum] = signal.signal(signum, _on_stop_signal)
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold the stop signals back for a few steps that must not be cut in two (starting a
+    child and keeping its handle, killing and reaping it); the first that arrived is
+    raised at the end, unless an interrupt is already on its way out."""
+    global _deferred
+    outer, _deferred = _deferred, []
+    try:
+        yield
+    except BaseException as e:
+        arrived, _deferred = _deferred, outer
+        if arrived and outer is None and not isinstance(e, KeyboardInterrupt):
+            raise Interrupted(arrived[0]) from e
+        if outer is not None:
+            outer.extend(arrived)
+        raise
+    arrived, _deferred = _deferred, outer
+    if arrived:
+        if outer is not None:
+            outer.extend(arrived)
+        else:
+            raise Interrupted(arrived[0])
 
 
 def usable_cpus():
@@ -24,6 +102,18 @@ def run_capture(cmd, timeout=60, env=None, cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def signal_death(returncode):
+    """'killed by signal 9 (SIGKILL)' for Popen's negative returncode of a process that a
+    signal ended; None for an exit."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        name = f" ({signal.Signals(-returncode).name})"
+    except ValueError:
+        name = ""
+    return f"killed by signal {-returncode}{name}"
+
+
 def last_line(text, default="no output"):
     """The last non-empty line of text (for one-line error messages)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -31,24 +121,30 @@ def last_line(text, default="no output"):
 
 
 def run_with_timeout(cmd, out, env, cwd, timeout):
-    """Run cmd with stdout and stderr to the file out; kill it after timeout seconds.
+    """Run cmd with stdout and stderr to the file out; kill it after timeout seconds, or
+    as soon as an exception (Interrupted) ends the wait: no child outlives the call.
     Returns (returncode, timed_out).  (A timer thread instead of Popen.wait(timeout),
     which polls with sleeps.)"""
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    proc, timer = None, None
     fired = threading.Event()
 
     def kill():
         fired.set()
         proc.kill()
 
-    timer = threading.Timer(timeout, kill) if timeout else None
-    if timer:
-        timer.start()
     try:
+        with signals_deferred():        # a stop signal now is raised once proc is known
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                    cwd=cwd)
+        if timeout:
+            timer = threading.Timer(timeout, kill)
+            timer.start()
         return proc.wait(), fired.is_set()
     except BaseException:
-        proc.kill()
-        proc.wait()
+        if proc is not None:
+            with signals_deferred():    # a second signal must not cut the kill short
+                proc.kill()
+                proc.wait()
         raise
     finally:
         if timer:

@@ -26,6 +26,7 @@ from .files import atomic_write_json, atomic_write_text, glob_json
 from .fmt import format_table, now_iso
 from .machine import publishable
 from .rundata import load_run, read_meta
+from .rundir import LOCK_NAME
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md",
@@ -135,7 +136,7 @@ def publish_run(run_dir, plots, root, prune_only=False):
     # 1. what the raw files regenerate, and the logs
     for name in sorted(os.listdir(run_dir)):
         path = os.path.join(run_dir, name)
-        if name == "raw" or name in KEPT_FILES:
+        if name == "raw" or name in KEPT_FILES or name == LOCK_NAME:  # its holder removes it
             continue
         removed += 1
         shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)

@@ -3,6 +3,7 @@
 
 import contextlib
 import datetime
+import itertools
 import math
 import os
 import random
@@ -12,15 +13,16 @@ import time
 
 from .config import (FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK, UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
-from .files import (atomic_write_json, atomic_write_text, check_out_path, ensure_dir,
-                    existing_raw, read_json)
+from .files import (atomic_write_json, atomic_write_text, check_out_path, existing_raw,
+                    read_json)
 from .fmt import fmt_duration, now_iso
 from .gbjson import BadResultFile, load_gb_file
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
-from .proc import last_line, run_with_timeout, usable_cpus
+from .proc import last_line, run_with_timeout, signal_death, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
                       runs_base, samples_csv)
+from .rundir import LOCK_NAME, RunLock, create_run_dir, in_use, lock_holder
 
 
 def bench_command(root, plan, point, out_path):
@@ -83,6 +85,8 @@ def run_point(root, run_dir, plan, point):
         os.replace(log_tmp, log)
         if status["rc"] == 0:
             finish_point(tmp, raw, status)
+        elif signal_death(status["rc"]):   # its output's last line is no reason
+            status["message"] = signal_death(status["rc"])
         elif status["rc"] is not None:
             with open(log, encoding="utf-8", errors="replace") as f:
                 status["message"] = f"exit status {status['rc']}: {last_line(f.read())}"
@@ -219,17 +223,29 @@ def finalize_run(run_dir):
     return data
 
 
-def new_run_dir(out, root):
-    """The directory of a new run: --out, or results/<date-time>."""
+def out_taken(out):
+    """The error for an --out directory that is not empty: in use, or a run to resume."""
+    holder = lock_holder(out)
+    if holder is not None:
+        return UsageError(f"--out {in_use(out, holder)}")
+    return UsageError(f"{out} exists and is not empty (use --resume {out} to continue it)")
+
+
+def new_run_dir(out, root, files):
+    """Create and lock the directory of a new run (rundir.create_run_dir): --out, or
+    results/<date-time> (-2, -3, ... when that is taken).  files(run_id) gives its first
+    files ({name: JSON document}).  Returns (its absolute path, its RunLock)."""
     if out:
-        path = out
-    else:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        path, n = os.path.join(runs_base(root), stamp), 2
-        while os.path.exists(path):
-            path, n = os.path.join(runs_base(root), f"{stamp}-{n}"), n + 1
-    ensure_dir(path, "run directory")
-    return os.path.abspath(path)
+        try:
+            return create_run_dir(out, files(os.path.basename(os.path.abspath(out))))
+        except FileExistsError:
+            raise out_taken(out) from None
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for n in itertools.count(1):
+        path = os.path.join(runs_base(root), stamp if n == 1 else f"{stamp}-{n}")
+        if not os.path.exists(path):
+            with contextlib.suppress(FileExistsError):   # another sweep took it first
+                return create_run_dir(path, files(os.path.basename(path)))
 
 
 def run_spec(run_dir, root):
@@ -244,7 +260,8 @@ def command_line():
 
 
 def start_run(args, build):
-    """Plan a new sweep and record it (meta.json, plan.json); returns (run_dir, plan)."""
+    """Plan a new sweep and record it (meta.json, plan.json); returns (run_dir, plan,
+    the RunLock held on run_dir for the sweep)."""
     preset = FULL if args.full else QUICK
     reps = args.repetitions if args.repetitions is not None else preset["repetitions"]
     min_time = args.min_time if args.min_time is not None else preset["min_time"]
@@ -260,8 +277,8 @@ def start_run(args, build):
     workers = parse_workers(args.workers) if args.workers else default_workers(usable_cpus())
     if args.out:
         check_out_path(args.out, "--out", directory=True)
-    if args.out and os.path.isdir(args.out) and os.listdir(args.out):
-        raise UsageError(f"{args.out} exists and is not empty (use --resume {args.out} to continue it)")
+    if args.out and os.path.isdir(args.out) and set(os.listdir(args.out)) - {LOCK_NAME}:
+        raise out_taken(args.out)
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
                          args.all_sets)
@@ -269,7 +286,6 @@ def start_run(args, build):
     random.Random(seed).shuffle(points)
     rate = (calibrate_kernel(build.root, targets)
             if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
-    run_dir = new_run_dir(args.out, build.root)
     plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
                 repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
@@ -278,13 +294,13 @@ def start_run(args, build):
     meta["publishable"], why = publishable(meta["git"])
     if not meta["publishable"]:
         warn(f"this run will not be publishable: {why}")
-    meta.update(run_id=os.path.basename(run_dir), started=now_iso(), command=command_line(),
+    meta.update(started=now_iso(), command=command_line(),
                 variants=[t.name for t in targets if not t.reference],
                 references=[t.name for t in targets if t.reference],
                 workloads=sorted({p["workload"] for p in points}))
-    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
-    atomic_write_json(os.path.join(run_dir, "plan.json"), plan)
-    return run_dir, plan
+    run_dir, lock = new_run_dir(args.out, build.root, lambda run_id: {
+        "plan.json": plan, "meta.json": dict(meta, run_id=run_id)})
+    return run_dir, plan, lock
 
 
 SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_time", "full",
@@ -292,7 +308,8 @@ SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_tim
 
 
 def resume_run(args, build):
-    """The run directory and stored plan of a sweep to continue."""
+    """The run directory and stored plan of a sweep to continue, and the RunLock held on
+    it: (run_dir, plan, lock)."""
     run_dir = resolve_run(args.resume, build.root)
     plan = read_json(os.path.join(run_dir, "plan.json"))
     problem = "missing or not JSON" if plan is None else plan_problem(plan)
@@ -301,13 +318,18 @@ def resume_run(args, build):
     if plan.get("simulated") is True:
         raise UsageError(f"{run_dir} cannot be resumed: it is a simulated run "
                          "(run ./run.py simulate again: it is deterministic and takes minutes)")
-    given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
-    if given:
-        warn("ignored with --resume (the sweep keeps its plan): "
-             + ", ".join("--" + o.replace("_", "-") for o in given))
-    meta = read_meta(run_dir)
-    if not isinstance(meta.get("resumed"), list):
-        meta["resumed"] = []
-    meta["resumed"].append(dict(at=now_iso(), command=command_line()))
-    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
-    return run_dir, plan
+    lock = RunLock(run_dir)
+    try:
+        given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
+        if given:
+            warn("ignored with --resume (the sweep keeps its plan): "
+                 + ", ".join("--" + o.replace("_", "-") for o in given))
+        meta = read_meta(run_dir)
+        if not isinstance(meta.get("resumed"), list):
+            meta["resumed"] = []
+        meta["resumed"].append(dict(at=now_iso(), command=command_line()))
+        atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    except BaseException:
+        lock.release()
+        raise
+    return run_dir, plan, lock

@@ -1,15 +1,22 @@
 """The sweep against a fake build tree: raw files, merge, meta, the seeded shuffle,
 resume after a kill, failures, timeouts, progress, Ctrl-C, the pinned kernel rate."""
+import contextlib
+import errno
 import glob
 import io
 import json
 import os
 import random
 import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from harness.driver import build, plan, rundata, sweep
 
-from conftest import cli
+from conftest import RUN_PY, cli
 
 ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2   # variants x workloads x workers + tbb x (fib, imbalance) x workers
 
@@ -208,25 +215,54 @@ def test_progress_on_a_terminal_and_off():
     assert plain.getvalue() == "[1/1] chaselev workers=3 fib: ok (2.0 s)\n"
 
 
-def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
-    import subprocess
-    import sys
-    import time
-    from conftest import RUN_PY
-    log = str(tmp_path / "bench.log")
-    env = dict(os.environ, FAKE_BENCH_LOG=log, FAKE_BENCH_HANG="^static/2$")
-    env.pop("MAKEFLAGS", None)
-    proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", fake_root, "--workers",
-                             "1,2", "--variants", "static", "--no-plot", "--quiet"],
-                            stderr=subprocess.PIPE, text=True, env=env,
+def start_hanging_sweep(root, log, *extra, env=None):
+    """./run.py run of static at 1 and 2 workers in the background (its own session),
+    returned once its static/2 point hangs: (the Popen of run.py, the hanging bench's pid).
+    The caller ends the session (end_session)."""
+    full_env = dict(os.environ, FAKE_BENCH_LOG=log, FAKE_BENCH_LOG_PID="1",
+                    FAKE_BENCH_HANG="^static/2$", **(env or {}))
+    full_env.pop("MAKEFLAGS", None)
+    proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", root, "--workers",
+                             "1,2", "--variants", "static", "--no-plot", "--quiet", *extra],
+                            stderr=subprocess.PIPE, text=True, env=full_env,
                             start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:          # wait for the hanging point to start
-        if os.path.exists(log) and any(i["workers"] == 2 for i in invocations(log)):
+        hanging = [i for i in invocations(log) if i["workers"] == 2] \
+            if os.path.exists(log) else []
+        if hanging:
+            return proc, hanging[0]["pid"]
+        if proc.poll() is not None:
             break
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)           # what Ctrl-C on a terminal does
-    _, err = proc.communicate(timeout=30)
+    end_session(proc)
+    pytest.fail(f"the sweep never reached its hanging point: {proc.stderr.read()}")
+
+
+def end_session(proc):
+    """Kill what is left of a start_hanging_sweep session (a bench it orphaned too)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+
+def alive(pid):
+    """True while the process exists (a zombie included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    proc, _ = start_hanging_sweep(fake_root, log)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)           # what Ctrl-C on a terminal does
+        _, err = proc.communicate(timeout=30)
+    finally:
+        end_session(proc)
     assert proc.returncode == 130, err
     run_id = os.path.basename(only_run(fake_root))
     assert "interrupted; continue with: " in err and f"run --resume {run_id}" in err
@@ -235,6 +271,62 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
     done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
     assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_the_bench_too(fake_root, tmp_path, signum):
+    log = str(tmp_path / "bench.log")
+    proc, bench = start_hanging_sweep(fake_root, log)
+    try:
+        proc.send_signal(signum)                     # to run.py alone, as `kill PID` does
+        _, err = proc.communicate(timeout=30)
+        bench_left = alive(bench)       # run.py kills and reaps it before it exits
+    finally:
+        end_session(proc)
+    assert not bench_left, "the bench outlived run.py"
+    assert proc.returncode == 128 + signum, err
+    name = signal.Signals(signum).name
+    run_id = os.path.basename(only_run(fake_root))
+    assert f"interrupted by {name}; continue with: " in err and f"run --resume {run_id}" in err
+    assert "Traceback" not in err
+    run_dir = only_run(fake_root)
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
+    assert len(done) == len(invocations(log)) - 1      # every finished point is kept
+
+
+def test_a_stop_signal_waits_out_a_deferred_step_and_an_ignored_one_stays_ignored():
+    from harness.driver import proc
+    seen = []
+    safety = signal.signal(signal.SIGTERM, lambda *_: seen.append("unhandled"))
+    hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)      # as under nohup
+    try:
+        with proc.stop_signals_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            with pytest.raises(proc.Interrupted) as e:
+                with proc.signals_deferred():        # e.g. Popen, then keeping its handle
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    seen.append("the step went on")
+            assert (e.value.signum, e.value.exit_status) == (signal.SIGTERM, 143)
+            assert e.value.describe() == "interrupted by SIGTERM"
+        os.kill(os.getpid(), signal.SIGTERM)                # the handler before is back
+    finally:
+        signal.signal(signal.SIGTERM, safety)
+        signal.signal(signal.SIGHUP, hup)
+    assert seen == ["the step went on", "unhandled"]
+
+
+def test_a_bench_killed_by_a_signal_is_recorded_as_a_signal_death(fake_root):
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "fib",
+                  env={"FAKE_BENCH_SIGKILL": "^static/2$"})
+    assert p.returncode == 1
+    assert "failed: static/workers-2/fib: killed by signal 9 (SIGKILL) (log: " in p.stderr
+    run_dir = only_run(fake_root)
+    status = json.load(open(os.path.join(run_dir, "status.json")))["static/workers-2/fib"]
+    assert (status["ok"], status["rc"]) == (False, -signal.SIGKILL)
+    assert status["message"] == "killed by signal 9 (SIGKILL)"
+    with open(os.path.join(run_dir, "logs", "static", "workers-2", "fib.log")) as f:
+        assert "Library was built as DEBUG" in f.read()   # the output stays in the log
 
 
 def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tmp_path,
@@ -264,3 +356,65 @@ def test_a_given_kernel_rate_is_used_and_a_bad_one_refused(fake_root, monkeypatc
     assert p.returncode == 2
     assert "SCHEDBENCH_ITERS_PER_US" in p.stderr
     assert len(glob.glob(os.path.join(fake_root, "results", "*"))) == 1  # no stray run
+
+
+def test_a_run_in_use_is_locked_against_a_second_sweep_and_publish(fake_root, tmp_path):
+    proc, _ = start_hanging_sweep(fake_root, str(tmp_path / "bench.log"))
+    try:
+        run_dir = only_run(fake_root)
+        first_files = sorted(glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True))
+        second_log = str(tmp_path / "second.log")
+        for how in (["run", "--resume", os.path.basename(run_dir)],
+                    ["run", "--out", run_dir, "--variants", "chaselev"],
+                    ["publish", run_dir]):
+            p = cli(*how, "--root", fake_root, *(["--no-plot"] if how[0] == "run" else []),
+                    env={"FAKE_BENCH_LOG": second_log}, timeout=60)
+            assert p.returncode == 2, (how, p.stderr)
+            assert p.stderr.count("\n") == 1, p.stderr        # one line
+            assert f"{run_dir} is in use by another run.py (pid {proc.pid})" in p.stderr
+        assert not os.path.exists(second_log)                 # no bench ran
+        # the first sweep's lock and temporary files are untouched
+        assert sorted(glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True)) == \
+            first_files
+        assert any(f.endswith(".tmp") for f in first_files)
+    finally:
+        end_session(proc)                                     # SIGKILL: its lock file stays
+    p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet")
+    assert p.returncode == 0, p.stderr                        # ... but no longer locks
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+
+
+@pytest.mark.parametrize("failing", ["plan.json", "meta.json"])
+@pytest.mark.parametrize("where", ["results", "new --out", "empty --out"])
+def test_a_full_disk_leaves_no_half_made_run(fake_root, tmp_path, monkeypatch, capsys,
+                                             failing, where):
+    from harness.driver.cli import main
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    out = str(parent / "out")
+    if where == "empty --out":
+        os.mkdir(out)
+    args = ["run", "--root", fake_root, "--workers", "1", "--variants", "chaselev",
+            "--workloads", "fib", "--no-plot", "--quiet"] + \
+        (["--out", out] if where != "results" else [])
+    real_fsync = os.fsync
+
+    def fsync(fd):                  # the disk fills up while `failing` is written
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{failing}."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("run.py: error: ") == 1, err
+    # no run directory, nor anything half made beside it: absent, or empty as it was
+    results = os.path.join(fake_root, "results")
+    if where == "results":
+        assert not os.path.isdir(results) or os.listdir(results) == []
+    else:
+        assert os.listdir(parent) == (["out"] if where == "empty --out" else [])
+        assert not os.path.exists(out) or os.listdir(out) == []
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert main(args) == 0, capsys.readouterr().err           # the same sweep, space again
+    run_dir = out if where != "results" else only_run(fake_root)
+    assert rundata.load_run(run_dir).usable()
