@@ -219,7 +219,7 @@ def cmd_report(args):
         atomic_write_text(os.path.join(data.run_dir, "results.csv"), results_csv(data.results))
         atomic_write_text(os.path.join(data.run_dir, "samples.csv"), samples_csv(data.results))
     path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
-                                 report_path=args.out)
+                                 report_path=args.out, against=args.against)
     print(f"{PROG}: report: {os.path.relpath(path)}")
     return 0
 
@@ -347,6 +347,10 @@ def build_parser():
     p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
     p.add_argument("--csv", action="store_true",
                    help="also write results.csv and samples.csv from raw/ (a published run has none)")
+    p.add_argument("--against", metavar="VARIANT",
+                   help="compare every benchmark against this variant (default: the "
+                        "global-queue pool, threadpool): the report's section 4, its heat "
+                        "map and differences.csv")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("publish", parents=[common], allow_abbrev=False,

@@ -1,13 +1,15 @@
 """Comparing results: B against A per benchmark and worker count, as a ratio of medians
-with a Mann-Whitney U test over the repetitions, and the table and notes that say it."""
+with a Mann-Whitney U test over the repetitions, and the table and notes that say it
+(`./run.py compare`); and the report's form of a comparison (Diff): a Hodges-Lehmann
+speedup with its interval, p corrected by Holm within a named family."""
 
 import dataclasses
 import math
 
-from .fmt import fmt_p, fmt_seconds
+from .fmt import fmt_num, fmt_p, fmt_seconds
 from .gbjson import display_name, workload_of
 from .rundata import Result
-from .stats import mann_whitney_u, min_attainable_p
+from .stats import hodges_lehmann_ratio, holm, mann_whitney_u, min_attainable_p
 
 
 @dataclasses.dataclass
@@ -103,3 +105,74 @@ def comparison_rows(comparisons):
 
 COMPARISON_HEADERS = ["benchmark", "workers", "variant", "A median", "B median", "B/A", "p",
                       "B is"]
+
+
+CONFIDENCE = 0.95
+
+
+@dataclasses.dataclass
+class Diff:
+    """One comparison: the speedup of `variant` over `base` on one benchmark."""
+    family: str
+    base: str
+    variant: str
+    benchmark: str
+    workers: int
+    speedup: float
+    low: float
+    high: float
+    confidence: float
+    p: float
+    n_base: int
+    n_variant: int
+    p_adj: float = 1.0
+
+    def significant(self, alpha):
+        return self.p_adj < alpha
+
+    def text(self, alpha, interval=True):
+        star = "*" if self.significant(alpha) else ""
+        if not interval:
+            return f"{self.speedup:.2f}x{star}"
+        return f"{self.speedup:.2f}x{star} [{self.low:.2f}-{self.high:.2f}]"
+
+
+def diff_of(family, base_result, variant_result, metric="real_time_s"):
+    """The Diff of two results (None when either has no usable repetition)."""
+    if base_result is None or variant_result is None:
+        return None
+    if metric != "real_time_s" and not (base_result.summary(metric)["n"]
+                                        and variant_result.summary(metric)["n"]):
+        metric = "real_time_s"
+    xb, xv = base_result.values(metric), variant_result.values(metric)
+    hl = hodges_lehmann_ratio(xb, xv, CONFIDENCE)
+    if hl is None:
+        return None
+    p = mann_whitney_u(xb, xv)[1] if len(xb) >= 2 and len(xv) >= 2 else 1.0
+    return Diff(family, base_result.variant, variant_result.variant, base_result.benchmark,
+                base_result.workers, hl[0], hl[1], hl[2], hl[3], p, len(xb), len(xv))
+
+
+def correct(diffs):
+    """Holm within each family, in place."""
+    families = {}
+    for d in diffs:
+        families.setdefault(d.family, []).append(d)
+    for members in families.values():
+        for d, p in zip(members, holm([d.p for d in members])):
+            d.p_adj = p
+    return diffs
+
+
+DIFF_HEADERS = ["family", "base", "variant", "benchmark", "workers", "speedup", "low", "high",
+                "confidence", "p", "p_holm", "n_base", "n_variant"]
+
+
+def differences_csv(diffs):
+    lines = [",".join(DIFF_HEADERS)]
+    for d in diffs:
+        lines.append(",".join([d.family, d.base, d.variant, display_name(d.benchmark),
+                               str(d.workers)] + [fmt_num(x) for x in (
+                                   d.speedup, d.low, d.high, d.confidence, d.p, d.p_adj)]
+                              + [str(d.n_base), str(d.n_variant)]))
+    return "\n".join(lines) + "\n"

@@ -67,11 +67,12 @@ def read_manifest(out_dir):
     return manifest
 
 
-def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05):
+def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
     (the manifest the report reads).  sims: simulated runs beside the measured one (the
-    first drawn dashed in the claim figures; each a panel of the article figure).
-    Returns the manifest."""
+    first drawn dashed in the claim figures; each a panel of the article figure);
+    against: a variant to draw a heat map over besides the baselines.  Returns the
+    manifest."""
     ensure_dir(out_dir, "plot directory")
     manifest_path = os.path.join(out_dir, "plots.json")
     old = read_manifest(out_dir) or {}
@@ -82,7 +83,7 @@ def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05):
                     os.unlink(os.path.join(out_dir, f))
     sims = list(sims or ())
     plots = (article_figures(data, sims) + ClaimPlots(data, sims[0] if sims else None,
-                                                      alpha).build()
+                                                      alpha, against).build()
              + PlotBuilder(data).build())
     for p in plots:
         atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)

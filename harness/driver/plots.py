@@ -360,7 +360,7 @@ class ClaimPlots:
     named 'simulated (<model>)' in the key.  Plus the heat map of variant x benchmark
     speedup over each baseline at the largest worker count."""
 
-    def __init__(self, data, sim=None, alpha=0.05):
+    def __init__(self, data, sim=None, alpha=0.05, against=None):
         self.runs = [(data, "")]
         if sim is not None:
             model = sim.meta.get("model") or "model"
@@ -375,6 +375,9 @@ class ClaimPlots:
         self.colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
         refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
         self.baselines = [b for b in BASELINES if b in variants] + sorted(refs)
+        # the heat maps: over each baseline, and over the variant the user compares against
+        self.heat_bases = self.baselines + ([against] if against and against in variants
+                                            and against not in self.baselines else [])
         self.lines = [v for v in variants if v not in self.baselines]
         self.workers = sorted({w for d, _ in self.runs for w in d.workers()})
 
@@ -549,52 +552,99 @@ class ClaimPlots:
         return plots
 
     def heatmaps(self):
-        """Variant x benchmark speedup over each baseline at the largest worker count of
-        the measured run, as a colour map (log2 scale, blue slower, red faster) with the
-        value written in each cell and '*' where significant."""
+        """Variant x benchmark speedup over each baseline (and over --against) at the
+        largest worker count of the measured run, as a colour map: log2 scale centred
+        at 1 (blue slower, red faster), the range set by the data, the value written in
+        each cell, '*' where significant after Holm's correction over the map, and
+        missing cells hatched grey with 'n/a'.  Rows are labelled by their parameters
+        (short) and grouped by workload."""
+        from .compare import correct, diff_of
         table = self.tables[0][0]
         workers = max(self.data.workers()) if self.data.workers() else None
         plots = []
         benches = sorted(table)
-        labels, key = short_labels(benches)
-        for base in self.baselines:
+        for base in self.heat_bases:
             cols = [v for v in self.data.variants() if v != base]
             rows = [b for b in benches if (base, workers) in table[b]]
             if not rows or not cols:
                 continue
-            lines, labels_gp = [], []
+            diffs = {}
+            for b in rows:
+                for v in cols:
+                    d = diff_of("heat", table[b][(base, workers)], table[b].get((v, workers)))
+                    if d:
+                        diffs[(b, v)] = d
+            correct(list(diffs.values()))
+            span = max([abs(math.log2(d.speedup)) for d in diffs.values()] + [1.0])
+            span = min(8.0, math.ceil(span))           # 2^8 = 256x: fib reaches 216x
+            lines, labels_gp, missing = [], [], []
             for y, b in enumerate(rows):
                 cells = []
                 for x, v in enumerate(cols):
-                    r = table[b].get((v, workers))
-                    rs = ratio_stats(table[b][(base, workers)], r) if r else None
-                    s = rs[0] if rs else None
-                    cells.append(gp_num(math.log2(s) if s else None))
-                    if s:
-                        star = "*" if significant(table[b][(base, workers)], r, self.alpha) else ""
+                    d = diffs.get((b, v))
+                    cells.append(gp_num(math.log2(d.speedup) if d else None))
+                    if d:
+                        star = "*" if d.significant(self.alpha) else ""
+                        s = d.speedup
                         text = f"{s:.2f}{star}" if s < 10 else f"{s:.0f}{star}"
                         labels_gp.append(f"set label {len(labels_gp) + 1} {gp_str(text)} at {x},{y} "
                                          "center font \",9\" front")
+                    else:
+                        missing.append((x, y))
                 lines.append(" ".join(cells))
-            title = (f"Which variant is faster than {base}, on which benchmark? "
-                     f"speedup at {workers_label(workers)} (* significant, alpha {self.alpha:g})")
-            height = 160 + 26 * len(rows)
+            for i, (x, y) in enumerate(missing):
+                labels_gp.append(f"set object {i + 10} rectangle from {x - 0.5},{y - 0.5} to "
+                                 f"{x + 0.5},{y + 0.5} fc rgb \"#bdbdbd\" fs pattern 4 "
+                                 "border lc rgb \"#bdbdbd\" front")
+                labels_gp.append(f"set label {len(labels_gp) + 1} \"n/a\" at {x},{y} center "
+                                 "font \",8\" front")
+            title = (f"Which variant is faster than {base}, on which benchmark? speedup at "
+                     f"{workers_label(workers)} (* significant after Holm's correction, "
+                     f"alpha {self.alpha:g})")
+            height = 170 + 24 * len(rows)
+            ylabels = [row_label(b) for b in rows]
+            label_px = 40 + 6.5 * max(len(t) for t in ylabels)
+            width = int(label_px + 80 * len(cols) + 230)
+            tics = ", ".join(f"{gp_str(tick_label(2.0 ** k))} {k}"
+                             for k in range(-int(span), int(span) + 1))
             body = ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
                     "unset key", "set view map", "set tics scale 0", "set xtics rotate by 30 right",
                     f"set xtics ({', '.join(f'{gp_str(v)} {i}' for i, v in enumerate(cols))})",
-                    f"set ytics ({', '.join(f'{gp_str(labels[b])} {i}' for i, b in enumerate(rows))})",
+                    f"set ytics ({', '.join(f'{gp_str(t)} {i}' for i, t in enumerate(ylabels))})"
+                    " font \",9\"",
                     f"set xrange [-0.5:{len(cols) - 0.5}]", f"set yrange [{len(rows) - 0.5}:-0.5]",
-                    "set cbrange [-2:2]", "set cbtics (\"1/4\" -2, \"1/2\" -1, \"1\" 0, \"2\" 1, \"4\" 2)",
-                    "set cblabel \"speedup (log scale; beyond 1/4..4 saturated)\"",
-                    "set palette defined (-2 \"#2166ac\", 0 \"#f7f7f7\", 2 \"#b2182b\")",
-                    "set lmargin 16", "set rmargin 58", "set bmargin 6"]
+                    f"set cbrange [{-span}:{span}]", f"set cbtics ({tics})",
+                    "set cblabel \"speedup over " + base + " (log scale; grey: not measured)\"",
+                    heat_palette(span),
+                    f"set lmargin at screen {label_px / width:.4f}",
+                    f"set rmargin at screen {1 - 200 / width:.4f}", "set bmargin 7"]
             body += labels_gp
-            keyed = [k for k in key if k.split(" = ")[0] in {labels[b] for b in rows}]
-            for i, k in enumerate(keyed):
-                body.append(f"set label {len(labels_gp) + i + 1} {gp_str(k)} at screen 0.62, "
-                            f"screen {0.92 - i * 22.0 / height:.4f} left font \",9\"")
-            body.append("plot datafile matrix using 1:2:($3 < -2 ? -2 : ($3 > 2 ? 2 : $3)) with image")
+            body.append("plot datafile matrix using 1:2:3 with image")
             plots.append(Plot(name=f"heatmap_vs_{base}", kind="heatmap", title=title, body=body,
-                              data="\n".join(lines) + "\n", width=1400,
-                              height=max(height, 160 + 22 * len(keyed))))
+                              data="\n".join(lines) + "\n", width=width, height=height))
         return plots
+
+
+def heat_palette(span):
+    """The heat map's colours over log2 speedups -span..span: more shades near 1 than
+    far from it, so that 1.4x shows beside 200x."""
+    stops = [(-span, "#053061"), (-2, "#4393c3"), (-0.5, "#d1e5f0"), (0, "#f7f7f7"),
+             (0.5, "#fddbc7"), (2, "#d6604d"), (span, "#67001f")]
+    stops = [(x, c) for x, c in stops if abs(x) < span or abs(x) == span]
+    stops = [stops[0]] + [st for st in stops[1:-1] if abs(st[0]) < span] + [stops[-1]]
+    return "set palette defined (" + ", ".join(f"{x:g} {gp_str(c)}" for x, c in stops) + ")"
+
+
+def tick_label(x):
+    """2.0 -> '2', 0.25 -> '1/4', 256 -> '256'."""
+    return f"{x:g}" if x >= 1 else f"1/{1 / x:g}"
+
+
+def row_label(benchmark):
+    """A heat map row: 'workload: k v, k v' with the parameters, short."""
+    name = display_name(benchmark)
+    wl = workload_of(name)
+    params = params_of(name)
+    text = ", ".join(f"{k} {v}" for k, v in params.items())
+    text = text if len(text) <= 72 else text[:71] + "~"
+    return f"{wl}: {text}" if text else wl

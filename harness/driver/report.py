@@ -1,43 +1,61 @@
-"""REPORT.md of a run: the machine, the problems, the 30-50% claim, a table per workload
-with its plots, and the significant differences against the baselines."""
+"""REPORT.md of a run, written to be read to the end: the answers to the article's claims
+as a table, then one short section per question with its figure, the statistics they
+rest on, the times, the run and its problems.  Every comparison (a ratio with its
+interval and a p-value corrected within its family) also goes to differences.csv beside
+the report.
+
+Statistics: a speedup is base time / variant time, estimated by Hodges-Lehmann on the
+log times (the median of the pairwise ratios of the repetitions) with the
+distribution-free interval that inverts the Mann-Whitney test; p is the two-sided
+Mann-Whitney U test; each family of comparisons (named in the report) is corrected with
+Holm's method, and a difference is significant when its corrected p is below alpha."""
 
 import os
 
-from .compare import compare_pair, compare_sides, significance_notes
-from .article import ANSWER_HEADERS, answer_rows
+from .article import (ANSWER_HEADERS, METRIC as ARTICLE_METRIC, answer_rows, first_setting,
+                      panels, settings)
 from .companion import load_companions
-from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, UsageError, warn
-from .files import write_output
-from .fmt import fmt_p, fmt_seconds, format_table
+from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_BAND, CLAIM_PARAM,
+                     CLAIM_WORKLOAD, POOL_NAMES, UsageError, warn)
+from .files import atomic_write_text, write_output
+from .fmt import fmt_seconds, format_table
 from .gbjson import display_name
 from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
 from .plots import scenario_label, workers_label
 from .rundata import CPU_PER_WALL
-
+from .compare import CONFIDENCE, correct, diff_of as compare, differences_csv
+from .stats import min_attainable_p
 
 class Report:
-    """The Markdown report of one run: machine, problems, the 30-50% claim, per-workload
-    tables with their plots, significant differences against the baselines."""
+    """The Markdown report of one run (and its simulated companions, `sims`)."""
 
-    def __init__(self, data, manifest, alpha, path, root, sim=None, sims=()):
-        self.data, self.alpha, self.path, self.sim = data, alpha, path, sim
-        self.sims = list(sims) or ([sim] if sim else [])
+    def __init__(self, data, manifest, alpha, path, root, sims=(), against=None):
+        self.data, self.alpha, self.path = data, alpha, path
+        self.sims = list(sims)
         self.manifest = manifest or {}
         self.plot_dir = plots_dir(root, data.run_id)
         self.variants = data.variants()
         self.workers = data.workers()
+        self.top = max(self.workers) if self.workers else None
+        self.table = data.index()
+        self.reference = {r.variant for r in data.results if r.reference}
+        if against and against not in self.variants:
+            raise UsageError(f"--against {against}: not a variant of {data.run_id} "
+                             f"(it has {', '.join(self.variants)})")
+        self.against = against or next((b for b in BASELINES if b in self.variants), None)
+        self.diffs = self.all_diffs()
 
     # --- helpers -----------------------------------------------------------------------
 
-    def plots(self, kind=None, workload=None):
+    def plots(self, kind=None, workload=None, name=None):
         return [p for p in self.manifest.get("plots", [])
                 if p.get("files") and (kind is None or p.get("kind") == kind)
-                and (workload is None or p.get("workload") == workload)]
+                and (workload is None or p.get("workload") == workload)
+                and (name is None or p.get("name") == name)]
 
     def plot_link(self, entry, embed=True):
         """Markdown for one plot: its PNG embedded (the published form keeps exactly the
-        embedded figures, harness/driver/publish.py); embed=False names the figure
-        without a link (it is in plots/<run-id>/ after `./run.py plot`)."""
+        embedded figures, harness/driver/publish.py), or its name."""
         files = entry["files"]
         png = next((f for f in files if f.endswith(".png")), files[0])
         if not embed:
@@ -46,28 +64,230 @@ class Report:
                               os.path.dirname(os.path.abspath(self.path)))
         return f"![{entry['title']}]({rel})"
 
-    def cell(self, r):
-        if r is None:
-            return ""
-        if r.errors:
-            return "ERROR"
-        s = r.summary()
-        if not s["n"]:
-            return ""
-        return f"{fmt_seconds(s['median'])} [{fmt_seconds(s['min'])}-{fmt_seconds(s['max'])}]"
+    def pool(self, variant):
+        return f"{POOL_NAMES[variant]} (`{variant}`)" if variant in POOL_NAMES else f"`{variant}`"
 
-    def baseline_comparisons(self, base):
-        """Every variant against one baseline of the same run."""
+    def others(self, base):
+        return [v for v in self.variants if v != base]
+
+    # --- the comparisons, by family ----------------------------------------------------
+
+    def all_diffs(self):
+        """Every comparison the report states, each in its family, corrected (Holm):
+        'article': every variant against the article's pool at the largest worker count;
+        'imbalance vs B': every variant against pool B on the imbalance scenarios at the
+        largest worker count; 'all vs A, N workers': every variant against A (--against,
+        default the global-queue pool) on every benchmark at N workers."""
         out = []
-        for v in self.variants:
-            if v != base:
-                cs, _ = compare_sides(self.data.results, base, self.data.results, v, self.alpha)
-                out += cs
-        return out
+        top = self.top
+        for bench, cells in sorted(self.table.items()):
+            wl = bench.split("/", 1)[0]
+            if wl == ARTICLE_WORKLOAD and (ARTICLE_POOL, top) in cells:
+                for v in self.others(ARTICLE_POOL):
+                    d = compare("article", cells[(ARTICLE_POOL, top)], cells.get((v, top)),
+                                ARTICLE_METRIC)
+                    if d:
+                        out.append(d)
+            if wl == CLAIM_WORKLOAD:
+                for base in (b for b in BASELINES if (b, top) in cells):
+                    for v in self.others(base):
+                        d = compare(f"imbalance vs {base}", cells[(base, top)],
+                                    cells.get((v, top)))
+                        if d:
+                            out.append(d)
+            if self.against:
+                for w in self.workers:
+                    if (self.against, w) not in cells:
+                        continue
+                    for v in self.others(self.against):
+                        d = compare(all_family(self.against, w), cells[(self.against, w)],
+                                    cells.get((v, w)))
+                        if d:
+                            out.append(d)
+        return correct(out)
+
+    def family(self, name):
+        return {(d.benchmark, d.variant, d.workers): d for d in self.diffs if d.family == name}
 
     # --- sections ----------------------------------------------------------------------
 
     def header(self):
+        m = self.data.meta
+        sims = ", ".join(f"`{s.meta.get('model', '?')}` ([{s.run_id}]("
+                         f"{os.path.relpath(s.run_dir, os.path.dirname(os.path.abspath(self.path)))}))"
+                         for s in self.sims)
+        lines = [f"# schedbench run {self.data.run_id}", "",
+                 f"{len(self.variants)} rows ({', '.join(self.variants)}) at "
+                 f"{', '.join(workers_label(w) for w in self.workers)}, measured by "
+                 f"`{m.get('command', '?')}` on {m.get('cpu_model', '?')} "
+                 f"({m.get('cpus_usable', '?')} usable CPUs)"
+                 + (f"; SIMULATED companions on {sims}" if sims else "") + ".", ""]
+        return lines
+
+    def answers(self):
+        out = ["## Answers", "",
+               format_table(ANSWER_HEADERS, answer_rows(self.data, self.sims), markdown=True)]
+        for p in self.plots("article", name="article"):
+            out += [self.plot_link(p), ""]
+        return out
+
+    def article(self):
+        """The article's experiment in full at the largest worker count: per delay d, the
+        ideal and every variant's speedup over the article's pool."""
+        setting = first_setting(self.data)
+        fam = self.family("article")
+        if setting is None or not fam:
+            return []
+        out = ["## The article's experiment", "",
+               f"Equal tasks, one submitter per worker, {setting.late_pct}% of them late by "
+               "d x W/P (workloads/README.md, `article`); speedup = "
+               f"{self.pool(ARTICLE_POOL)} time / variant time over the experiment's window "
+               f"(`{ARTICLE_METRIC}`), at {workers_label(self.top)}. Ideal: a perfect "
+               "balancer, (1 + d) / max(1, d + f). Stolen: the share of the tasks that "
+               "moved by stealing (the mechanism; 0 for the pools).", ""]
+        for s, benches in settings(self.table).items():
+            cols = self.others(ARTICLE_POOL)
+            rows = []
+            p = next((q for q in panels(self.data, [], s)), None)
+            for d in sorted(benches):
+                row = [f"{d:g}", f"{p.ideal(d):.2f}x" if p else "-"]
+                for v in cols:
+                    diff = fam.get((benches[d], v, self.top))
+                    stolen = p.stolen_share(v, d) if p else None
+                    row.append((diff.text(self.alpha) if diff else "-")
+                               + (f", {stolen * 100:.0f}% stolen" if stolen else ""))
+                rows.append(row)
+            out += [f"**{s.label()}**", "",
+                    format_table(["d", "ideal"] + cols, rows, markdown=True)]
+        for p in self.plots("article"):
+            if p["name"] != "article":
+                out += [self.plot_link(p), ""]
+        return out
+
+    def imbalance(self):
+        """The imbalance workload's scenarios (uneven tasks from foreign submitters):
+        every variant over each pool at the largest worker count."""
+        scen = claim_scenarios(self.data.usable())
+        out = []
+        for base in (b for b in BASELINES if b in self.variants):
+            fam = self.family(f"imbalance vs {base}")
+            if not fam:
+                continue
+            cols = self.others(base)
+            rows = []
+            for bench in sorted({k[0] for k in fam}):
+                rows.append([scenario_label(display_name(bench))]
+                            + [fam[(bench, v, self.top)].text(self.alpha, interval=False)
+                               if (bench, v, self.top) in fam else "-" for v in cols])
+            lo, hi = CLAIM_BAND
+            reach = [d for d in fam.values() if d.speedup >= lo and d.significant(self.alpha)
+                     and d.variant not in BASELINES and d.variant not in self.reference]
+            out += [f"Over {self.pool(base)}: {len(reach)} of "
+                    f"{sum(1 for d in fam.values() if d.variant not in BASELINES and d.variant not in self.reference)} "
+                    f"stealing-variant x scenario cells are {lo:.1f}x or faster and "
+                    "significant.", "",
+                    format_table(["scenario"] + cols, rows, markdown=True)]
+        if not out:
+            return []
+        head = ["## The imbalance scenarios", "",
+                f"Task Bench's load imbalance: uneven tasks ({CLAIM_PARAM} = the spread of "
+                "their sizes) from foreign pthread submitters (workloads/README.md, "
+                f"`imbalance`); speedup = pool time / variant time at {workers_label(self.top)}, "
+                f"{len(scen)} imbalanced scenarios; `*` significant (Holm within each table).", ""]
+        for p in self.plots("claim", name="claim_summary"):
+            head += [self.plot_link(p), ""]
+        return head + out
+
+    def why(self):
+        """Why a variant wins, on the article's case: steals, parks, CPU per wall time."""
+        setting = first_setting(self.data)
+        if setting is None:
+            return []
+        ps = panels(self.data, [], setting)
+        if not ps:
+            return []
+        p = ps[0]
+        d = p.peak_d()
+        bench = p.benches[d]
+        rows = []
+        for v in self.variants:
+            r = self.table.get(bench, {}).get((v, self.top))
+            if r is None:
+                continue
+            cells = []
+            for metric in ("stolen_tasks", "steals", "parks", CPU_PER_WALL):
+                m = r.summary(metric)["median"]
+                cells.append("-" if m is None else f"{m:.3g}" if metric != CPU_PER_WALL
+                             else f"{m:.2f}")
+            rows.append([v] + cells)
+        out = ["## Why a variant wins", "",
+               f"The article's case at d = {d:g}, {workers_label(self.top)}: tasks stolen, "
+               "successful steals and parks per iteration, and the cores kept busy (process "
+               "CPU time / wall time): a stealing variant keeps both cores busy while the "
+               "late submitter sleeps; the per-thread-queue pool leaves one idle.", "",
+               format_table(["variant", "tasks stolen", "steals", "parks", "CPU / wall"], rows,
+                            markdown=True)]
+        fig = [f for f in self.plots("why") if f.get("benchmark") == bench]
+        if fig:
+            out += [self.plot_link(fig[0]), ""]
+        return out
+
+    def overview(self):
+        if not self.against:
+            return []
+        fam = self.family(all_family(self.against, self.top))
+        tested = list(fam.values())
+        sig = [d for d in tested if d.significant(self.alpha)]
+        out = ["## Every benchmark against " + self.pool(self.against), "",
+               f"{len(sig)} of {len(tested)} variant x benchmark comparisons with "
+               f"{self.pool(self.against)} at {workers_label(self.top)} are significant after "
+               "Holm's correction over them (the heat map's stars); every comparison at every "
+               "worker count, with its interval and p, is in "
+               "[differences.csv](differences.csv). To compare against a variant of your own: "
+               f"`./run.py report {self.data.run_id} --against VARIANT`.", ""]
+        maps = self.plots("heatmap", name=f"heatmap_vs_{self.against}")
+        if maps:
+            out += [self.plot_link(maps[0]), ""]
+        return out
+
+    def statistics(self):
+        reps = sorted({len(r.valid) for r in self.data.usable()})
+        fams = {}
+        for d in self.diffs:
+            fams[d.family] = fams.get(d.family, 0) + 1
+        floor = min_attainable_p(reps[0], reps[0]) if reps else None
+        return ["## How the numbers are made", "",
+                "Times are medians over the repetitions "
+                f"({', '.join(map(str, reps)) or '-'} per point). A speedup is base time / "
+                "variant time as the Hodges-Lehmann estimate on log times, with its "
+                f"distribution-free {CONFIDENCE * 100:.0f}% interval in brackets (the whole "
+                "range of pairwise ratios, at a lower confidence, where the repetitions are "
+                "too few; differences.csv gives each achieved level). `*`: the two-sided "
+                f"Mann-Whitney U test is significant at alpha {self.alpha:g} after Holm's "
+                "correction within its family: "
+                + "; ".join(f"{k} ({n} tests)" for k, n in fams.items())
+                + (f". With {reps[0]} repetitions a side the smallest p the test can give is "
+                   f"{floor:.2g}." if floor else "."), ""]
+
+    def times(self):
+        """Median time of every benchmark at the largest worker count, per row."""
+        if not self.top:
+            return []
+        cols = [v for v in self.variants if any((v, self.top) in c for c in self.table.values())]
+        rows = []
+        for bench, cells in sorted(self.table.items()):
+            row = [display_name(bench)]
+            for v in cols:
+                r = cells.get((v, self.top))
+                row.append(fmt_seconds(r.median()) if r else "")
+            rows.append(row)
+        return [f"## Times at {workers_label(self.top)}", "",
+                "Median wall time per iteration (`./run.py plot` draws every worker count; "
+                f"`./run.py report --csv {self.data.run_id}` writes results.csv).", "",
+                format_table(["benchmark"] + [v + (" (ref)" if v in self.reference else "")
+                                              for v in cols], rows, markdown=True)]
+
+    def run_table(self):
         m, plan, d = self.data.meta, self.data.plan, self.data
         git = m.get("git") if isinstance(m.get("git"), dict) else {}
         rev = f"{git.get('rev') or 'unknown'}{' (with uncommitted changes)' if git.get('dirty') else ''}"
@@ -82,158 +302,12 @@ class Report:
                 ("sweep", f"{'full' if plan.get('full') else 'quick'}: "
                           f"{plan.get('repetitions', '?')} repetitions, min time "
                           f"{plan.get('min_time', '?')} s per repetition, seed {plan.get('seed', '?')}, "
-                          f"{ok} of {len(points)} points done"),
-                ("variants", ", ".join(self.variants)), ("workers", ", ".join(map(str, self.workers)))]
-        out = [f"# schedbench run {d.run_id}", ""] + self.article() + self.answers() + self.overview() + [
-               "## The run", "",
-               "Times are wall time per iteration: the median over the repetitions, "
-               "[min-max] beside it.  Raw data: `raw/` (`./run.py report --csv "
-               f"{d.run_id}` writes `results.csv` and `samples.csv` from it; formats in "
-               "results/README.md).", "",
-               format_table(["", ""], rows, markdown=True)]
+                          f"{ok} of {len(points)} points done")]
+        out = ["## The run", "", format_table(["", ""], rows, markdown=True)]
         if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
                     m["topology"].rstrip(), "```", "", "</details>", ""]
         return out
-
-    def article(self):
-        """The article's claims answered (harness/driver/article.py), with its figures."""
-        rows = answer_rows(self.data, self.sims)
-        out = ["## The article's claims, answered", "",
-               format_table(ANSWER_HEADERS, rows, markdown=True)]
-        for p in self.plots("article"):
-            out += [self.plot_link(p), ""]
-        return out
-
-    def answers(self):
-        """Three to six sentences on what the run shows, every number from the run: the
-        claim over each baseline at the largest worker count (best variant, how many
-        variant x scenario cells reach the band), where it holds and where not, and why
-        (steals, parks, CPU per wall of the best and the baseline)."""
-        usable = self.data.usable()
-        scen = claim_scenarios(usable)
-        bases = [b for b in BASELINES if b in self.variants]
-        if not scen or not bases:
-            return ["## Answers", "", "This run has no imbalance scenario measured against a "
-                    "baseline, so it says nothing about the 30-50% claim.", ""]
-        lo, hi = CLAIM_BAND
-        table = self.data.index()
-        w = max(self.workers)
-        lines = []
-        cand = [v for v in self.variants if v not in bases
-                and not any(r.reference for r in usable if r.variant == v)]
-        short = lambda b: scenario_label(b).replace(f"{CLAIM_PARAM} ", f"{CLAIM_PARAM}=")
-        best_over, holds = {}, set()
-        for base in bases:
-            cells = []                       # (speedup, significant, variant, bench)
-            for bench in scen:
-                row = table.get(bench, {})
-                if (base, w) not in row:
-                    continue
-                for v in cand:
-                    if (v, w) in row:
-                        c = compare_pair(row[(base, w)], row[(v, w)], self.alpha, v)
-                        if c is not None:
-                            cells.append((1.0 / c.ratio, c.significant, v, bench))
-            if not cells:
-                continue
-            reach = [c for c in cells if c[0] >= lo and c[1]]
-            holds |= {c[3] for c in reach}
-            best = max(cells)
-            best_over[base] = best
-            lines.append(
-                f"Over `{base}` at {workers_label(w)}, {len(reach)} of {len(cells)} variant x "
-                f"scenario cells reach {lo:.1f}x or more with a significant difference; the "
-                f"best is {best[2]} with {best[0]:.2f}x on {short(best[3])}"
-                f"{'' if best[1] else ' (not significant)'}.")
-        if best_over:
-            base, best = next(iter(best_over.items()))
-            row = table[best[3]]
-            why = []
-            for who in (best[2], base):
-                r = row[(who, w)]
-                parts = []
-                for metric, what in (("steals", "steals"), ("parks", "parks")):
-                    m = r.summary(metric)["median"]
-                    if m is not None:
-                        parts.append(f"{m:.3g} {what}")
-                cpu = r.summary(CPU_PER_WALL)["median"]
-                if cpu is not None:
-                    parts.append(f"{cpu:.2f} cores busy (CPU/wall)")
-                if parts:
-                    why.append(f"{who}: {', '.join(parts)} per iteration")
-            if why:
-                lines.append(f"Why, on {short(best[3])} at {workers_label(w)}: "
-                             + "; ".join(why) + ".")
-        claim = (f"A speedup of {lo:.1f}x or more (significant, over at least one baseline, "
-                 f"at {workers_label(w)})")
-        if holds:
-            rest = [b for b in scen if b not in holds]
-            lines.append(f"{claim} holds on {len(holds)} of {len(scen)} imbalanced scenarios "
-                         f"({'; '.join(short(b) for b in sorted(holds))})"
-                         + (f", not on {'; '.join(short(b) for b in rest)}." if rest else "."))
-        else:
-            lines.append(f"{claim} holds on none of the {len(scen)} imbalanced scenarios.")
-        usable_cpus = self.data.meta.get("cpus_usable")
-        if w < 4:
-            lines.append(f"This run went up to {workers_label(w)} ({usable_cpus} usable CPUs): "
-                         "measure more workers on a bigger machine (`make bundle`) or in "
-                         "simulated time (`./run.py simulate`"
-                         f"{'; the SIMULATED answer below' if self.sim else ''}).")
-        return ["## Answers", "", " ".join(lines[:6]), ""] + self.simulated_answer(short)
-
-    def simulated_answer(self, short):
-        """The claim on the simulated companion at its largest worker count: per baseline,
-        how many variant x scenario cells reach the band, and the best.  Ratios of
-        simulated medians, no significance test (the simulation is deterministic: its
-        repetitions differ only by the state the one before left)."""
-        sim = self.sim
-        if sim is None:
-            return []
-        scen = claim_scenarios(sim.usable())
-        if not scen or not sim.workers():
-            return []
-        lo, hi = CLAIM_BAND
-        w, table = max(sim.workers()), sim.index()
-        bases = [b for b in BASELINES if b in sim.variants()]
-        cand = [v for v in sim.variants() if v not in bases]
-        parts = []
-        for base in bases:
-            cells = []
-            for bench in scen:
-                row = table.get(bench, {})
-                tb = median_time(row.get((base, w)))
-                for v in cand:
-                    tv = median_time(row.get((v, w)))
-                    if tb and tv:
-                        cells.append((tb / tv, v, bench))
-            if not cells:
-                continue
-            best = max(cells)
-            parts.append(f"over `{base}`, {sum(c[0] >= lo for c in cells)} of {len(cells)} "
-                         f"variant x scenario cells are {lo:.1f}x or faster "
-                         f"({sum(lo <= c[0] <= hi for c in cells)} in the {lo:.1f}-{hi:.1f}x band; "
-                         f"best {best[1]} {best[0]:.2f}x on {short(best[2])})")
-        if not parts:
-            return []
-        model = sim.meta.get("model", "?")
-        where = os.path.relpath(sim.run_dir, os.path.dirname(os.path.abspath(self.path)))
-        return ["**SIMULATED** on the machine model `%s` (%s) at %s: %s. From [`%s`](%s), "
-                "the simulated companion of this run (ratios of simulated medians; its error "
-                "against measured runs is known only where both exist: `results/validation/`); "
-                "the claim figures draw it dashed." % (
-                    model, sim.meta.get("model_description", ""), workers_label(w),
-                    "; ".join(parts), os.path.basename(sim.run_dir), where), ""]
-
-    def overview(self):
-        """The one-look heat map (over the first baseline), the others named."""
-        maps = self.plots("heatmap")
-        if not maps:
-            return []
-        return (["## Overview", "", self.plot_link(maps[0]), ""]
-                + (["Over the other baselines: " + ", ".join(self.plot_link(p, embed=False)
-                                                             for p in maps[1:]), ""]
-                   if maps[1:] else []))
 
     def problems(self):
         out = ["## Problems", ""]
@@ -256,98 +330,19 @@ class Report:
             out.append("None: every point ran, no wrong answers, no unreadable files.")
         return out + [""]
 
-    def claim(self):
-        """The imbalance workload's speedups over the baselines against the 30-50% band."""
-        benches = sorted({r.benchmark for r in self.data.usable() if CLAIM_PARAM in r.params})
-        bases = [b for b in BASELINES if b in self.variants]
-        if not benches or not bases:
-            return []
-        lo, hi = CLAIM_BAND
-        out = ["## The 30-50% claim (imbalance workload)", "",
-               f"Speedup = baseline median time / variant median time; `*` = significant at "
-               f"alpha={self.alpha:g}.  The claim is a speedup of {lo:.2f}-{hi:.2f}x over a "
-               "traditional thread pool.", ""]
-        for base in bases:
-            comps = {(c.benchmark, c.workers, c.variant.split(" -> ")[1]): c
-                     for c in self.baseline_comparisons(base) if c.benchmark in benches}
-            cols = [v for v in self.variants if v != base]
-            rows, counts = [], dict(below=0, band=0, above=0)
-            for bench in benches:
-                for w in self.workers:
-                    cells = []
-                    for v in cols:
-                        c = comps.get((bench, w, v))
-                        if c is None:
-                            cells.append("")
-                            continue
-                        speedup = 1.0 / c.ratio
-                        if w > 1:
-                            counts["below" if speedup < lo else "band" if speedup <= hi
-                                   else "above"] += 1
-                        cells.append(f"{speedup:.2f}x{'*' if c.significant else ''}")
-                    if any(cells):
-                        rows.append([display_name(bench), w] + cells)
-            if not rows:
-                continue
-            out += [f"Over `{base}`, with 2 or more workers: {counts['band']} in the band, "
-                    f"{counts['above']} above {hi:.2f}x, {counts['below']} below {lo:.2f}x "
-                    "(variant x benchmark cells).", "",
-                    format_table(["benchmark", "workers"] + cols, rows, markdown=True)]
-        for p in self.plots("claim"):
-            out += [self.plot_link(p), ""]
-        figures = self.plots("imbalance")
-        if figures:
-            out += ["Against the imbalance factor: "
-                    + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
-        return out
-
-    def workloads(self):
-        out = []
-        for workload in sorted({r.workload for r in self.data.results}):
-            results = [r for r in self.data.results if r.workload == workload]
-            cells = {(r.benchmark, r.variant, r.workers): r for r in results}
-            rows = []
-            for bench in sorted({r.benchmark for r in results}):
-                for v in self.variants:
-                    row = [self.cell(cells.get((bench, v, w))) for w in self.workers]
-                    if any(row):
-                        rows.append([display_name(bench), v + (" (reference)" if any(
-                            r.reference for r in results if r.variant == v) else "")] + row)
-            out += [f"## {workload}", "",
-                    format_table(["benchmark", "variant"] + [workers_label(w) for w in self.workers],
-                                 rows, markdown=True)]
-            figures = [p for kind in ("time", "metg", "why") for p in self.plots(kind, workload)]
-            if figures:
-                out += [f"Figures (`./run.py plot {self.data.run_id}` draws them into "
-                        f"plots/{self.data.run_id}/): "
-                        + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
-        return out
-
-    def significance(self):
-        out = []
-        for base in [b for b in BASELINES if b in self.variants]:
-            comps = self.baseline_comparisons(base)
-            if not comps:
-                continue
-            sig = [c for c in comps if c.significant]
-            rows = [[display_name(c.benchmark), c.workers, c.variant.split(" -> ")[1],
-                     f"{1.0 / c.ratio:.3f}x",
-                     fmt_p(c.p)] for c in sig]
-            out += [f"## Significant differences against `{base}`", ""]
-            out += [" ".join(significance_notes(comps, self.alpha)), ""]
-            if rows:
-                out.append(format_table(["benchmark", "workers", "variant", f"speedup over {base}",
-                                         "p"], rows, markdown=True))
-            figures = [p for p in self.plots("speedup") if f"_vs_{base}_" in p["name"]]
-            if figures:
-                out += ["Figures: " + ", ".join(self.plot_link(p, embed=False) for p in figures), ""]
-        return out
-
     def render(self):
-        parts = self.header() + self.problems() + self.claim() + self.workloads() + self.significance()
+        parts = (self.header() + self.answers() + self.article() + self.imbalance()
+                 + self.why() + self.overview() + self.statistics() + self.times()
+                 + self.run_table() + self.problems())
         if not self.manifest.get("plots"):
-            parts += ["", f"(No plots: run `./run.py plot {self.data.run_id}`.)"]
+            parts += [f"(No plots: run `./run.py plot {self.data.run_id}`.)"]
         return "\n".join(parts).rstrip() + "\n"
+
+
+def all_family(against, workers):
+    """The family of every comparison with `against` at one worker count: the heat map's
+    (harness/driver/plots.py corrects it the same way)."""
+    return f"all vs {against}, {workers_label(workers)}"
 
 
 def claim_scenarios(results):
@@ -356,24 +351,22 @@ def claim_scenarios(results):
                    and r.params.get(CLAIM_PARAM) not in (None, "0")})
 
 
-def median_time(result):
-    """The median time of one result, or None for a missing one."""
-    return result.summary()["median"] if result is not None else None
-
-
-def make_plots_and_report(data, root, alpha, plots=True, report_path=None):
-    """Plots (when gnuplot is there; otherwise a warning) and REPORT.md; returns the
-    report's path."""
+def make_plots_and_report(data, root, alpha, plots=True, report_path=None, against=None):
+    """Plots (when gnuplot is there; otherwise a warning), REPORT.md and differences.csv
+    beside it; returns the report's path."""
     manifest = None
     sims = load_companions(data)
-    sim = sims[0] if sims else None
     if plots:
         try:
-            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot(), sims)
+            manifest = write_plots(data, plots_dir(root, data.run_id), Gnuplot(), sims,
+                                   against=against)
         except UsageError as e:
             warn(f"{e}; the report has no plots")
     else:
         manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    write_output(path, Report(data, manifest, alpha, path, root, sim, sims).render())
+    report = Report(data, manifest, alpha, path, root, sims, against)
+    write_output(path, report.render())
+    atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), "differences.csv"),
+                      differences_csv(report.diffs))
     return path

@@ -85,3 +85,48 @@ def brent_time(work_s, span_s, workers):
     if not work_s:
         return None
     return max(work_s / workers, span_s or 0.0)
+
+
+def _u_cdf_below(k, m, n):
+    """P(U <= k - 1) under the null hypothesis (no ties): exact up to EXACT_MAX_TOTAL
+    samples, else the normal approximation."""
+    if k <= 0:
+        return 0.0
+    if m + n <= EXACT_MAX_TOTAL:
+        return sum(_u_counts(m, n)[:k]) / math.comb(m + n, m)
+    mean, sd = m * n / 2.0, math.sqrt(m * n * (m + n + 1) / 12.0)
+    return 0.5 * math.erfc(-((k - 0.5 - mean) / sd) / math.sqrt(2.0))
+
+
+def hodges_lehmann_ratio(base, other, confidence=0.95):
+    """The ratio base / other of two samples of positive times, as the Hodges-Lehmann
+    estimate of the shift between their logarithms (the median of the m x n pairwise log
+    ratios), with the distribution-free interval that inverts the Mann-Whitney test: the
+    k-th smallest and largest pairwise ratios, k the largest with P(U < k) <= (1 -
+    confidence) / 2 (at least 1: with few repetitions the interval is the whole range
+    and its confidence lower).  Returns (ratio, low, high, achieved confidence), or None
+    when a side has no positive value."""
+    lb = [math.log(v) for v in base if v is not None and v > 0 and math.isfinite(v)]
+    lo = [math.log(v) for v in other if v is not None and v > 0 and math.isfinite(v)]
+    if not lb or not lo:
+        return None
+    m, n = len(lb), len(lo)
+    diffs = sorted(a - b for a in lb for b in lo)
+    est = statistics.median(diffs)
+    tail = (1.0 - confidence) / 2.0
+    k = 1
+    while k < m * n // 2 and _u_cdf_below(k + 1, m, n) <= tail:
+        k += 1
+    achieved = 1.0 - 2.0 * _u_cdf_below(k, m, n)
+    return math.exp(est), math.exp(diffs[k - 1]), math.exp(diffs[m * n - k]), achieved
+
+
+def holm(pvalues):
+    """Holm's step-down adjustment of a family of p-values (the family-wise error rate):
+    the i-th smallest p times (m - i + 1), made monotone, at most 1; in input order."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    m, out, running = len(pvalues), [0.0] * len(pvalues), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out

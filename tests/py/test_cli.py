@@ -177,7 +177,7 @@ def test_damaged_run_files_are_named_and_skipped(small_run):
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "plan.json: point 0 has no id" in p.stderr
     assert "status.json: ignoring records that are not objects" in p.stderr
-    assert "| fib/n:20 | chaselev |" in open(os.path.join(run_dir, "REPORT.md")).read()
+    assert "| fib/n:20 | 5.3 ms |" in open(os.path.join(run_dir, "REPORT.md")).read()
     p = cli("run", "--root", root, "--resume", "run_small", "--no-plot")
     one_line_error(p, "cannot be resumed", "plan.json is unusable (point 0 has no id)")
 

@@ -1,4 +1,5 @@
 """Plot scripts and data from fixtures/run_small, and real rendering when gnuplot is there."""
+import math
 import os
 
 import pytest
@@ -169,13 +170,26 @@ def test_the_bound_is_brents_max_of_work_over_p_and_span():
             assert any(abs(float(bound) - e) <= 1e-4 * e for e in expect), (w, bound, expect)
 
 
-def test_heat_map_cells_are_log2_speedups_with_short_labels():
+def test_heat_map_cells_are_log2_speedups_with_row_labels_and_missing_cells_marked():
     fig = claim_figures()["heatmap_vs_threadpool"]
     script = fig.script(TERMINALS)
-    assert '"imbalance 1" 0' in script or '"imbalance 1"' in script
-    assert "imbalance 2 = imbalance:2/grain_us:100/submitters:2" in script
+    # rows labelled by their parameters, no separate key
+    assert '"imbalance: imbalance 2, grain_us 100, submitters 2" 3' in script
     assert "with image" in script and "matrix" in script
     assert "Which variant is faster than threadpool" in fig.title
+    # static's imbalance:2 at 2 workers is an error: its cell is marked, not white
+    assert '"n/a" at 1,3' in script and "fs pattern 4" in script
+    # the colour range follows the data, centred at 1 (log2 0), symmetric
+    assert "set cbrange [-1:1]" in script and '0 "#f7f7f7"' in script
+    rows = [line.split() for line in fig.data.splitlines()]
+    assert float(rows[3][0]) == pytest.approx(math.log2(11.8 / 10.9), abs=0.01)
+    assert rows[3][1] == "NaN"
+
+
+def test_the_heat_map_colour_range_reaches_the_largest_speedup():
+    # fib's 216x must not look like 4x: the range grows to 2^8
+    assert plots.heat_palette(8).startswith('set palette defined (-8 "#053061"')
+    assert plots.tick_label(256.0) == "256" and plots.tick_label(0.25) == "1/4"
 
 
 def test_short_labels_number_a_workload_only_when_it_has_several():

@@ -82,3 +82,43 @@ def test_min_attainable_p():
 def test_empty_sample_is_refused():
     with pytest.raises(ValueError):
         stats.mann_whitney_u([], [1.0])
+
+
+def test_hodges_lehmann_ratio_and_its_interval_by_hand():
+    # base 4, 6, 8 over other 2, 3, 4: the 9 pairwise ratios, sorted:
+    # 1, 4/3, 1.5, 2, 2, 2, 8/3, 3, 4 -> median 2.  For 3 against 3, P(U < 1) = P(U = 0)
+    # = 1/20 > 0.025: no tail can be cut, k = 1, the interval is the whole range, at the
+    # achieved confidence 1 - 2 x 1/20 = 0.9.
+    est, lo, hi, conf = stats.hodges_lehmann_ratio([4, 6, 8], [2, 3, 4])
+    assert est == pytest.approx(2.0) and (lo, hi) == (pytest.approx(1.0), pytest.approx(4.0))
+    assert conf == pytest.approx(0.9)
+    # five against five: P(U < 3) = 4/252 <= 0.025 < P(U < 4) = 7/252, so k = 3: the 3rd
+    # smallest and largest of the 25 pairwise ratios, confidence 1 - 8/252
+    base, other = [10, 11, 12, 13, 14], [5, 6, 7, 8, 9]
+    ratios = sorted(b / o for b in base for o in other)
+    est, lo, hi, conf = stats.hodges_lehmann_ratio(base, other)
+    assert lo == pytest.approx(ratios[2]) and hi == pytest.approx(ratios[22])
+    assert conf == pytest.approx(1 - 8 / 252)
+    # the estimate is the median of the pairwise ratios (on logs: the geometric middle)
+    logs = sorted(math.log(b) - math.log(o) for b in base for o in other)
+    assert est == pytest.approx(math.exp(logs[12]))
+    assert stats.hodges_lehmann_ratio([], [1.0]) is None
+    assert stats.hodges_lehmann_ratio([1.0, -1.0], [0.0]) is None
+
+
+def test_holm_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> monotone
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
+
+
+def test_hodges_lehmann_interval_against_scipy_where_present():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    # the interval's ends are where the U test of (base / r) against other turns
+    # significant: just inside them scipy's exact two-sided p is above 2 P(U < k)
+    base, other = [10.0, 11.5, 12.2, 13.1, 14.9], [5.2, 6.1, 7.4, 8.8, 9.3]
+    est, lo, hi, conf = stats.hodges_lehmann_ratio(base, other)
+    for r in (lo * 1.001, hi * 0.999, est):
+        p = scipy_stats.mannwhitneyu([b / r for b in base], other, method="exact").pvalue
+        assert p > 1 - conf - 1e-12
