@@ -218,6 +218,8 @@ def figure(name, setting, panel_list, reps):
     # every point inside the axes: nothing is clipped, so nothing needs a mark
     ymax = math.ceil(top * 10 + 0.5) / 10
     ymin = math.floor(bottom * 10 - 0.5) / 10
+    reps = max((len(r.valid) for p, _ in bodies for cells in p.table.values()
+                for r in cells.values() if r.benchmark in p.benches.values()), default=reps)
     caption = (f"{setting.label()}; bars: min-max of {reps} repetitions"
                if reps else setting.label())
     n = len(bodies)

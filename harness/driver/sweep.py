@@ -11,7 +11,8 @@ import shlex
 import sys
 import time
 
-from .config import (FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK, UsageError,
+from .config import (CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK,
+                     UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
 from .files import (atomic_write_json, atomic_write_text, check_out_path, existing_raw,
                     read_json)
@@ -33,7 +34,7 @@ def bench_command(root, plan, point, out_path):
     return [os.path.join(".", point["binary"]),
             "--workers", str(point["workers"]),
             f"--benchmark_filter={point['filter']}",
-            f"--benchmark_repetitions={plan['repetitions']}",
+            f"--benchmark_repetitions={point.get('repetitions', plan['repetitions'])}",
             f"--benchmark_out={out_path}",
             "--benchmark_out_format=json",
             f"--benchmark_min_time={plan['min_time']!r}"]
@@ -282,6 +283,10 @@ def start_run(args, build):
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
                          args.all_sets)
+    if args.repetitions is None:   # the claim's points get enough for Holm to pass
+        for p in points:
+            if p["workload"] in CLAIM_REPETITIONS:
+                p["repetitions"] = max(reps, CLAIM_REPETITIONS[p["workload"]])
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
     random.Random(seed).shuffle(points)
     rate = (calibrate_kernel(build.root, targets)
