@@ -207,3 +207,27 @@ def test_the_batching_row_names_each_submitter_setting(tmp_path):
     assert "from a worker: 1 worker 1.00x, 2 workers 1.00x" in row[2]
     assert row[4].startswith("**Holds in one setting**: 2.00x from a spinning pthread at "
                              "2 workers")
+
+
+def test_publish_writes_the_readme_answer_block_from_the_run(tmp_path):
+    from harness.driver import publish
+    root = str(tmp_path)
+    data = write_run(root)
+    readme = os.path.join(root, "README.md")
+    with open(readme, "w") as f:
+        f.write(f"# x\n\nbefore\n\n{publish.ANSWERS_BEGIN}\nstale text\n"
+                f"{publish.ANSWERS_END}\n\nafter\n")
+    assert publish.update_readme(root, data.run_dir)
+    text = open(readme).read()
+    assert text.startswith("# x\n\nbefore\n\n" + publish.ANSWERS_BEGIN + "\n")
+    assert text.endswith(publish.ANSWERS_END + "\n\nafter\n") and "stale text" not in text
+    block = text.split(publish.ANSWERS_BEGIN)[1].split(publish.ANSWERS_END)[0]
+    assert "| the article's claim | how the article set it up |" in block
+    assert f"`chaselev` {75 / 52:.2f}x" in block
+    assert "[results/art/REPORT.md](results/art/REPORT.md)" in block
+    # rewriting is idempotent, and a README without the markers is left alone
+    assert publish.update_readme(root, data.run_dir) and open(readme).read() == text
+    with open(readme, "w") as f:
+        f.write("# no block\n")
+    assert not publish.update_readme(root, data.run_dir)
+    assert open(readme).read() == "# no block\n"

@@ -103,3 +103,65 @@ def test_kernel_workloads_are_those_that_use_the_kernel(tree):
              if kernel & set(re.findall(r"\b(wl_\w+)\(",
                                         read(os.path.join("workloads", w + ".c"))))}
     assert set(config.KERNEL_WORKLOADS) == users
+
+
+def readme_prose():
+    """README.md without the block `./run.py publish` writes (it links the published run
+    by its id, which is a time stamp)."""
+    from harness.driver.publish import ANSWERS_BEGIN, ANSWERS_END
+    text = read("README.md")
+    head, rest = text.split(ANSWERS_BEGIN, 1)
+    return head + rest.split(ANSWERS_END, 1)[1]
+
+
+# what a manual does not hold: dates, boots, sessions, commits, issue numbers
+HISTORY = [r"\b20\d\d-\d\d-\d\d\b", r"\b(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", r"\b20\d{6}\b",
+           r"\bthis (boot|session|stop|morning)\b", r"\bthe morning\b", r"\bengine before\b",
+           r"\bissue \d+", r"#\d+\b", r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b",
+           r"\b(yesterday|today|last (week|run|session))\b"]
+
+
+def test_readme_is_a_manual_not_a_diary():
+    text = readme_prose()
+    for pattern in HISTORY:
+        found = re.search(pattern, text, flags=re.I)
+        assert not found, f"README.md names history: {found.group(0)!r} ({pattern})"
+    assert len(text.splitlines()) <= 180
+
+
+def test_readme_answer_block_is_there_for_publish_to_fill():
+    from harness.driver.publish import ANSWERS_BEGIN, ANSWERS_END
+    text = read("README.md")
+    assert text.count(ANSWERS_BEGIN) == 1 and text.count(ANSWERS_END) == 1
+    assert text.index(ANSWERS_BEGIN) < text.index(ANSWERS_END)
+
+
+def test_readme_layout_names_every_folder():
+    layout = section("README.md", r"^## Layout\n\n```\n(.*?)```")
+    named = set(re.findall(r"^ *([\w.]+)/", layout, flags=re.M))
+    tops = {d for d in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, d))
+            and not d.startswith(("build", ".git", ".pytest")) and d != "__pycache__"}
+    under = {d for d in os.listdir(os.path.join(ROOT, "harness"))
+             if os.path.isdir(os.path.join(ROOT, "harness", d)) and d != "__pycache__"}
+    assert tops <= named, f"README's layout misses {sorted(tops - named)}"
+    assert under <= named, f"README's layout misses harness/{sorted(under - named)}"
+
+
+def test_every_workload_parameter_is_documented(tree):
+    """workloads/README.md names every workload the build has and every parameter of
+    each, as the bench lists them."""
+    doc = read(os.path.join("workloads", "README.md"))
+    binary = tree.binary(tree.variants[0], False)
+    if not os.access(binary, os.X_OK):
+        pytest.skip(f"{binary} is not built")
+    params = {}
+    for name in tree.list_benchmarks(binary, True):
+        wl = name.split("/", 1)[0]
+        if wl in tree.workloads:
+            params.setdefault(wl, set()).update(re.findall(r"/(\w+):", name))
+    assert set(params) == set(tree.workloads)
+    for wl, names in params.items():
+        para = re.search(rf"^\*\*{wl}\*\* —(.*?)(?=^\*\*\w+\*\* —|^## )", doc, flags=re.S | re.M)
+        assert para, f"workloads/README.md has no paragraph for {wl}"
+        missing = [p for p in names if f"`{p}`" not in para.group(1)]
+        assert not missing, f"workloads/README.md: {wl} does not document {missing}"
