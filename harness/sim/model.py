@@ -28,6 +28,19 @@ COSTS = ("load_hit", "store_hit", "rmw", "fence", "switch", "syscall", "futex_wa
          "resume_32k", "futex_wake_short", "wakeup_latency_short", "short_sleep_max",
          "xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
 LEVELS = ("pack", "numa", "l3", "l2", "core", "pu")
+
+# The uncertain costs, in groups that move together: a simulated point's band is the
+# point re-simulated with one group at a time at each end of its range (low and high
+# factors).  A model states each group's range and why ("uncertainty"); a group it does
+# not state gets DEFAULT_RANGE.
+UNCERTAIN = {
+    "xfer": ("xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote"),
+    "wake": ("futex_wake", "wakeup_latency", "futex_wake_short", "wakeup_latency_short"),
+    "code": ("code_access", "code_switch"),
+}
+DEFAULT_RANGE = (0.5, 2.0)
+DEFAULT_RANGE_SOURCE = ("no stated range: x0.5 to x2, the spread of published figures for "
+                        "one cost across machines of a class")
 MAX_PUS = 256
 
 
@@ -113,6 +126,60 @@ def check(doc, where="model"):
         raise ModelError("%s: kernel_iters_per_us must be > 0" % where)
     out = dict(doc)
     out["npus"] = npus
+    out["ranges"] = ranges(doc, where)
+    return out
+
+
+def ranges(doc, where="model"):
+    """{group: (low, high, source)} of a model: its "uncertainty" entries, the default
+    for a group it does not state.  A factor is a number in (0, 100]; low <= 1 <= high."""
+    unc = doc.get("uncertainty", {})
+    if not isinstance(unc, dict):
+        raise ModelError("%s: uncertainty must be an object" % where)
+    unknown = sorted(set(unc) - set(UNCERTAIN))
+    if unknown:
+        raise ModelError("%s: unknown uncertainty groups %s (known: %s)"
+                         % (where, ", ".join(unknown), ", ".join(UNCERTAIN)))
+    out = {}
+    for g in UNCERTAIN:
+        e = unc.get(g)
+        if e is None:
+            out[g] = DEFAULT_RANGE + (DEFAULT_RANGE_SOURCE,)
+            continue
+        if not isinstance(e, dict):
+            raise ModelError("%s: uncertainty.%s must be {\"low\", \"high\", \"source\"}"
+                             % (where, g))
+        lo, hi, src = e.get("low"), e.get("high"), e.get("source")
+        for k, v in (("low", lo), ("high", hi)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 100:
+                raise ModelError("%s: uncertainty.%s.%s must be a factor in (0, 100], got %r"
+                                 % (where, g, k, v))
+        if not lo <= 1 <= hi:
+            raise ModelError("%s: uncertainty.%s: low <= 1 <= high, got %r .. %r"
+                             % (where, g, lo, hi))
+        if not isinstance(src, str) or not src.strip():
+            raise ModelError("%s: uncertainty.%s has no source" % (where, g))
+        out[g] = (float(lo), float(hi), src)
+    return out
+
+
+def band_ends(m):
+    """[(label, group, factor)]: the band's re-simulations, one group at a time at each
+    end of its range (an end of 1 is the point itself and is left out)."""
+    out = []
+    for g, (lo, hi, _) in m["ranges"].items():
+        for f in (lo, hi):
+            if f != 1:
+                out.append(("%s x%g" % (g, f), g, f))
+    return out
+
+
+def scaled(m, group, factor):
+    """A copy of checked model m with the costs of `group` multiplied by factor."""
+    out = dict(m)
+    out["costs_ns"] = {k: dict(v) for k, v in m["costs_ns"].items()}
+    for c in UNCERTAIN[group]:
+        out["costs_ns"][c]["value"] = float(m["costs_ns"][c]["value"]) * factor
     return out
 
 
