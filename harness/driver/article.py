@@ -17,6 +17,12 @@ from .config import ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, POOL_NAMES, REPRE
 from .gbjson import params_of
 from .plots import Plot, gp_num, gp_str, ratio_stats, workers_label
 
+
+def load_bands(run_dir):
+    """A simulated run's bands (harness/sim/simulate.py), {} without."""
+    from harness.sim.simulate import load_bands as load
+    return load(run_dir)
+
 METRIC = "window_s"
 
 
@@ -102,6 +108,7 @@ class Panel:
         self.data, self.setting, self.benches = data, setting, benches
         self.workers, self.label, self.simulated = workers, label, simulated
         self.table = data.index()
+        self.bands = load_bands(data.run_dir) if simulated else {}
         refs = {r.variant for r in data.results if r.reference}
         self.stealing = [v for v in data.variants() if v not in BASELINES and v not in refs]
 
@@ -122,6 +129,32 @@ class Panel:
             if s:
                 rows.append((d,) + s)
         return rows
+
+    def band(self, variant, d, base=ARTICLE_POOL):
+        """(low, high) of the speedup over base at d with the model's uncertain costs at
+        the ends of their ranges, the point itself included; None without a band."""
+        b, v = self.cell(base, d), self.cell(variant, d)
+        bench = self.benches.get(d)
+        eb = self.bands.get((base, self.workers, bench), {})
+        ev = self.bands.get((variant, self.workers, bench), {})
+        ends = sorted(set(eb) & set(ev))
+        if not ends or b is None or v is None:
+            return None
+        ratios = [eb[e] / ev[e] for e in ends if ev[e] > 0]
+        nominal = b.median() / v.median() if v.median() else None
+        if nominal:
+            ratios.append(nominal)
+        return (min(ratios), max(ratios)) if ratios else None
+
+    def comparison(self, variant, base, d, margin=1.1):
+        """'robust' when variant beats base by more than the margin at the point and at
+        every end of its band, 'fragile' when it does at the point but not at every end,
+        None when it does not at the point (or there is no band to judge by)."""
+        s = self.speedup(variant, d, base)
+        band = self.band(variant, d, base)
+        if not s or band is None or s[0] <= margin:
+            return None
+        return "robust" if band[0] > margin else "fragile"
 
     def ideal(self, d):
         return ideal_speedup(d, self.setting.late_fraction, self.workers)
@@ -197,6 +230,12 @@ def figure(name, setting, panel_list, reps):
         series.append(("ideal", "ideal: a perfect balancer", "#000000",
                        block("ideal: d speedup", ideal)))
         if rep:
+            band = [(d,) + p.band(rep, d) for d in sorted(p.benches) if p.band(rep, d)]
+            if band:                          # a SIMULATED point's band, under its line
+                series.append(("band", f"{rep}: band of the model's uncertain costs",
+                               "#fdae6b", block(f"{rep} band: d low high", band)))
+                top = max([top] + [r[2] for r in band])
+                bottom = min([bottom] + [r[1] for r in band])
             rows = p.curve(rep)
             if rows:
                 series.append(("main", rep, "#08519c", block(f"{rep}: d median low high", rows)))
@@ -244,8 +283,9 @@ def figure(name, setting, panel_list, reps):
                  "set xrange [-0.05:%s]" % gp_num(max(p.benches) + 0.05)]
         commands = []
         for kind, label, color, index in series:
-            if kind == "envelope":
-                style = f"with filledcurves fc rgb {gp_str(color)} fs solid 0.5 noborder"
+            if kind in ("envelope", "band"):
+                style = (f"with filledcurves fc rgb {gp_str(color)} fs solid "
+                         f"{0.5 if kind == 'envelope' else 0.45} noborder")
                 commands.append(f"datafile index {index} using 1:2:3 {style}")
             elif kind == "ideal":
                 style = f"with lines lw 2 dt 4 lc rgb {gp_str(color)}"
@@ -382,10 +422,23 @@ def imbalance_row(data, sims):
     for p in (q for q in ps if q.simulated):
         f = imbalance_findings(p)
         s = f["rep_s"]
-        simulated.append(f"SIMULATED {p.label.split(': ', 1)[1]}: `{f['rep']}` "
-                         f"{fmt_x(s[0] if s else None)} (ideal {fmt_x(f['ideal'])}), "
-                         f"stealing variants {fmt_range(f['steal'].values())}, pools "
-                         + ", ".join(f"{b} {fmt_x(x)}" for b, x in f["pools"].items()))
+        band = p.band(f["rep"], f["d"]) if f["rep"] else None
+        text = (f"SIMULATED {p.label.split(': ', 1)[1]}: `{f['rep']}` "
+                f"{fmt_x(s[0] if s else None)}"
+                + (f" (band {band[0]:.2f}-{band[1]:.2f})" if band else "")
+                + f", ideal {fmt_x(f['ideal'])}; stealing variants "
+                f"{fmt_range(f['steal'].values())}; pools "
+                + ", ".join(f"{b} {fmt_x(x)}" for b, x in f["pools"].items()))
+        judged = {v: p.comparison(v, ARTICLE_POOL, f["d"]) for v in p.stealing}
+        robust = [v for v, j in judged.items() if j == "robust"]
+        fragile = [v for v, j in judged.items() if j == "fragile"]
+        if robust or fragile:
+            text += (f"; more than 10% over {POOL_NAMES[ARTICLE_POOL]} at every end of the "
+                     f"band: {len(robust)} of {len(judged)} stealing variants (robust)"
+                     + (f", fragile for {', '.join(fragile)}" if fragile else ""))
+        elif not band:
+            text += "; no band (not simulated with one)"
+        simulated.append(text)
     return [claim, setup, "; ".join(cells) or "-", "; ".join(simulated) or "not simulated",
             verdict]
 

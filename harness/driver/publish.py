@@ -30,7 +30,8 @@ from .rundir import LOCK_NAME
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md", "differences.csv",
-              "SIMULATED.md", "machine.json", "model.flat")  # the last three: simulated runs
+              "SIMULATED.md", "machine.json", "model.flat",  # these: simulated runs
+              "bands.json")
 # Files that hold text and are scanned and scrubbed of absolute paths.
 TEXT_SUFFIXES = (".json", ".md", ".csv", ".txt", ".gp", ".dat", ".log", ".svg")
 EMBED = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")

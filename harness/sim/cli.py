@@ -5,7 +5,7 @@ subcommands call):
   python3 -m harness.sim simulate --machine epyc16 --workers 1,2,4,8,16
         [--variants a,b] [--workloads a,b] [--reps 3] [--seed 1] [--jobs 1] [--all-sets]
         [--filter REGEX]
-        [--like REAL_RUN_DIR] [--out DIR] [--no-build]
+        [--like REAL_RUN_DIR] [--out DIR] [--no-build] [--bands none|top|all]
   python3 -m harness.sim validate --real REAL_RUN_DIR --sim SIM_RUN_DIR [--out FILE.md]
   python3 -m harness.sim flatten MODEL        the engine's flat form, to stdout
   python3 -m harness.sim models               the shipped models
@@ -54,6 +54,10 @@ def main(argv=None):
     s.add_argument("--all-sets", action="store_true")
     s.add_argument("--filter", help="only the argument sets whose benchmark name matches")
     s.add_argument("--like", help="take the benchmarks (and variants) of this real run")
+    s.add_argument("--bands", choices=("none", "top", "all"), default="none",
+                   help="also re-simulate points with each uncertain cost group at the ends "
+                        "of its stated range (bands.json): at the largest worker count "
+                        "(top) or everywhere (all)")
     s.add_argument("--out")
     s.add_argument("--no-build", action="store_true",
                    help="do not run `make sim` first (it is incremental, and by default "
@@ -120,7 +124,8 @@ def main(argv=None):
             raise simmod.SimError("--reps must be >= 1")
         run_dir, failed = simmod.simulate(a.machine, variants, workloads, workers, a.reps, a.seed,
                                           a.out, a.jobs, a.all_sets, like, " ".join(sys.argv),
-                                          match=a.filter, build=build)
+                                          match=a.filter, build=build,
+                                          bands=None if a.bands == "none" else a.bands)
         from harness.sim import plots
         plots.plot(run_dir)
         print("simulate: wrote %s (SIMULATED.md)%s" % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))

@@ -10,6 +10,8 @@ model and writes results/<run-id>/ in run.py's layout (results/README.md):
   raw/<v>/workers-<N>/<workload>.json   Google Benchmark JSON, context "simulated": true
   logs/<v>/workers-<N>/<workload>.log   simbench's stderr, line 1 = its command
   SIMULATED.md   every median beside its Brent bound (./... report)
+  bands.json     where asked: points re-simulated with each uncertain cost group at the
+                 ends of its range (model.band_ends), model.<end>.flat the models used
 
 The argument sets are the workloads' default ones that a quick real sweep takes: the
 first of each workload, and every set of `imbalance` and `article` (the claim's
@@ -27,7 +29,7 @@ import statistics
 import subprocess
 import time
 
-from harness.driver.config import COMPANION_WORKLOADS, WHOLE_WORKLOADS
+from harness.driver.config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, WHOLE_WORKLOADS
 from harness.driver.gbjson import BadResultFile, load_gb_file
 from harness.driver.machine import git_info
 from harness.driver.stats import brent_time
@@ -143,9 +145,12 @@ def make_sim(root=ROOT):
 
 
 def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jobs=1,
-             all_sets=False, like=None, command="", echo=print, match=None, build=None):
+             all_sets=False, like=None, command="", echo=print, match=None, build=None,
+             bands=None):
     """build: called once the model and the worker counts are known good, before the
-    binaries are looked for (the command line passes make_sim)."""
+    binaries are looked for (the command line passes make_sim).  bands: which points
+    also get their band (bands.json): None, "top" (at the largest worker count), "all",
+    or a set of workload names (at the largest worker count)."""
     m = modelmod.load(machine)
     bad = [n for n in workers if n < 1 or n > m["npus"]]
     if bad:
@@ -203,6 +208,11 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
             echo("  %-40s %s %6.1f s%s" % (p["id"], "ok " if st["ok"] else "FAIL", st["seconds"],
                                            "" if st["ok"] else "  " + st["message"]))
     _write_json(os.path.join(run_dir, "status.json"), dict(sorted(status.items())))
+    if bands:
+        chosen_pts = [p for p in points if status[p["id"]]["ok"] and (
+            bands == "all" or p["workers"] == max(workers) and (
+                bands == "top" or p["workload"] in bands))]
+        simulate_bands(m, run_dir, chosen_pts, seed, jobs, echo)
     ctx = {}
     for p in points:
         path = os.path.join(run_dir, p["raw"])
@@ -222,6 +232,77 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     return run_dir, failed
 
 
+BANDS = "bands.json"
+
+
+def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
+    """Each point re-simulated (one repetition: the simulation is deterministic) with one
+    uncertain cost group at a time at each end of its range (model.band_ends), into
+    bands.json: {"ranges": {group: [low, high, source]}, "points": {"<variant>/<workers>/
+    <benchmark>": {"<group> x<factor>": time_s}}}.  A point whose end fails is left out
+    of that end, and the failure named in "failed"."""
+    ends = modelmod.band_ends(m)
+    flats = {}
+    for label, group, factor in ends:
+        path = os.path.join(run_dir, "model.%s.flat" % label.replace(" ", "_"))
+        with open(path, "w") as f:
+            f.write(modelmod.flatten(modelmod.scaled(m, group, factor)))
+        flats[label] = path
+    jobs_list = [(p, name, args, label) for p in points
+                 for name, args in zip(p["benchmarks"], p["args"]) for label, _, _ in ends]
+    echo("simulate: the band of %d points: %d re-simulations (%s)"
+         % (len(points), len(jobs_list), ", ".join(e[0] for e in ends)))
+    out, failed = {}, []
+
+    def one(job):
+        p, name, args, label = job
+        cmd = [p["binary"], "--model", flats[label], "--workers", str(p["workers"]),
+               "--workload", p["workload"], "--args", args, "--reps", "1", "--seed", str(seed)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            doc = json.loads(r.stdout) if r.returncode == 0 else None
+        except ValueError:
+            doc = None
+        times = [b["real_time"] * _UNIT[b.get("time_unit", "ms")]
+                 for b in (doc or {}).get("benchmarks", [])
+                 if b.get("run_type") == "iteration" and not b.get("error_occurred")]
+        return job, (times[0] if times else None)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        for (p, name, _, label), t in ex.map(one, jobs_list):
+            key = "%s/%d/%s" % (p["variant"], p["workers"], name)
+            if t is None:
+                failed.append("%s (%s)" % (key, label))
+            else:
+                out.setdefault(key, {})[label] = t
+    _write_json(os.path.join(run_dir, BANDS), {
+        "ranges": {g: list(r) for g, r in m["ranges"].items()},
+        "ends": [e[0] for e in ends], "points": out, "failed": failed})
+    return out
+
+
+_UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def load_bands(run_dir):
+    """{(variant, workers, benchmark): {end label: time_s}} of a simulated run's bands.json
+    ({} when it has none)."""
+    path = os.path.join(run_dir, BANDS)
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for key, ends in (doc.get("points") or {}).items():
+        try:
+            v, w, bench = key.split("/", 2)
+            out[(v, int(w), bench)] = {k: float(t) for k, t in ends.items()}
+        except (ValueError, TypeError, AttributeError):
+            continue
+    return out
+
+
 def companion_workers(npus):
     """1, 2, 4, ... up to a model's PUs (and the PU count itself when it is no power of 2)."""
     out, n = [], 1
@@ -232,11 +313,12 @@ def companion_workers(npus):
 
 
 def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
-              all_workers=True):
+              all_workers=True, bands=(ARTICLE_WORKLOAD,)):
     """A simulated companion of a measured run (`./run.py run --sim MODEL`): the run's
     claim scenarios (its benchmarks of `workloads`, default config.COMPANION_WORKLOADS) on
     every variant it measured that has a simulation build, on the machine model at
-    companion_workers(its PUs), or at its PUs alone without all_workers, 3 repetitions.
+    companion_workers(its PUs), or at its PUs alone without all_workers, 3 repetitions;
+    the points of the `bands` workloads at the largest worker count get their band.
     It is an ordinary simulated run (results/sim-<model>-<time>/); returns (its
     directory, failed points)."""
     m = modelmod.load(machine)
@@ -256,7 +338,8 @@ def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
     workers = companion_workers(m["npus"]) if all_workers else [m["npus"]]
     present = sorted({name.split("/")[0] for name in like})
     run_dir, failed = simulate(machine, variants, present, workers,
-                               3, 1, out, jobs, False, like, command, echo=echo)
+                               3, 1, out, jobs, False, like, command, echo=echo,
+                               bands=set(bands) if bands else None)
     from harness.sim import plots
     plots.plot(run_dir, echo=echo)
     return run_dir, failed

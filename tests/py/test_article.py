@@ -231,3 +231,38 @@ def test_publish_writes_the_readme_answer_block_from_the_run(tmp_path):
         f.write("# no block\n")
     assert not publish.update_readme(root, data.run_dir)
     assert open(readme).read() == "# no block\n"
+
+
+def write_bands(run_dir, ends):
+    """bands.json for the fixture's SIMULATED run: {(variant, d): {end: time_ms}}."""
+    points = {}
+    for (v, d), times in ends.items():
+        name = f"article/delay_pct:{d}/{ARGS}/real_time"
+        points[f"{v}/16/{name}"] = {e: ms / 1e3 for e, ms in times.items()}
+    with open(os.path.join(run_dir, "bands.json"), "w") as f:
+        json.dump({"ranges": {}, "ends": ["wake x0.5", "wake x2"], "points": points,
+                   "failed": []}, f)
+
+
+def test_a_comparison_that_flips_inside_its_band_is_fragile_and_not_stated(runs):
+    data, sim = runs
+    # at d = 0.5 the pool takes 75 ms (window + 0.5 of wall time); chaselev's speedup holds
+    # at both ends, half's falls below 1.1x when wake-ups cost twice as much
+    write_bands(sim.run_dir, {
+        ("affinity", 50): {"wake x0.5": 74.0, "wake x2": 80.0},
+        ("chaselev", 50): {"wake x0.5": 51.0, "wake x2": 56.0},
+        ("half", 50): {"wake x0.5": 58.0, "wake x2": 75.0},
+        ("elastic", 50): {"wake x0.5": 54.0, "wake x2": 57.0}})
+    p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
+    assert p.comparison("chaselev", "affinity", 0.5) == "robust"
+    assert p.comparison("half", "affinity", 0.5) == "fragile"
+    # the band: the ends' ratios and the point's own (wall times 75.5 / 52.5)
+    lo, hi = p.band("chaselev", 0.5)
+    assert lo == pytest.approx(80 / 56) and hi == pytest.approx(74 / 51)
+    cell = article.answer_rows(data, [sim])[0][3]
+    assert "2 of 3 stealing variants (robust), fragile for half" in cell
+    assert f"(band {80 / 56:.2f}-{74 / 51:.2f})" in cell
+    # no band, no judgement
+    os.unlink(os.path.join(sim.run_dir, "bands.json"))
+    p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
+    assert p.comparison("chaselev", "affinity", 0.5) is None

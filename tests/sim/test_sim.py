@@ -750,3 +750,43 @@ def test_a_measured_run_gets_its_simulated_companion(tmp_path):
             doc["benchmarks"] = doc["benchmarks"][1:]
             p.write_text(json.dumps(doc))
         simmod.companion(str(real), os.path.join(MODELS, "test8.json"))
+
+
+def test_a_band_re_simulates_the_point_at_the_ends_of_each_stated_range(tmp_path):
+    # a model that states the wake-up range x0.25..x4 and leaves the others at the
+    # default: the article's point (whose late submitters sleep) is re-simulated six times
+    doc = json.load(open(os.path.join(MODELS, "test8.json")))
+    doc["uncertainty"] = {"wake": {"low": 0.25, "high": 4, "source": "a test range"}}
+    model = tmp_path / "banded.json"
+    model.write_text(json.dumps(doc))
+    out = tmp_path / "run"
+    p = cli("simulate", "--machine", str(model), "--workers", "4", "--variants", "chaselev",
+            "--workloads", "article", "--filter", "delay_pct:50/late_pct:50/grain_us:100/"
+            "tasks:1000/foreign:0", "--reps", "1", "--bands", "top", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    bands = json.load(open(out / "bands.json"))
+    assert bands["ends"] == ["xfer x0.5", "xfer x2", "wake x0.25", "wake x4", "code x0.5",
+                             "code x2"]
+    assert bands["ranges"]["wake"][:2] == [0.25, 4] and bands["ranges"]["xfer"][:2] == [0.5, 2]
+    assert not bands["failed"]
+    (key, ends), = bands["points"].items()
+    assert key.startswith("chaselev/4/article/delay_pct:50/")
+    # each end is the same point on a model with that group's costs scaled: the flat
+    # files say so, and dearer wake-ups cost time (the late submitters sleep)
+    flat4 = (out / "model.wake_x4.flat").read_text()
+    base = modelmod.load(str(model))["costs_ns"]["futex_wake"]["value"]
+    assert "futex_wake %r" % (base * 4) in flat4
+    assert ends["wake x4"] > ends["wake x0.25"]
+    doc = json.load(open(out / "raw" / "chaselev" / "workers-4" / "article.json"))
+    nominal = [b["real_time"] * 1e-3 for b in doc["benchmarks"] if b["run_type"] == "iteration"]
+    assert min(ends.values()) <= nominal[0] * 1.5 and max(ends.values()) >= nominal[0] / 1.5
+
+
+def test_a_model_range_is_checked():
+    doc = json.load(open(os.path.join(MODELS, "test8.json")))
+    for bad, why in (({"wake": {"low": 2, "high": 3, "source": "x"}}, "low <= 1 <= high"),
+                     ({"wake": {"low": 0.5, "high": 2}}, "no source"),
+                     ({"nope": {"low": 0.5, "high": 2, "source": "x"}}, "unknown uncertainty")):
+        doc["uncertainty"] = bad
+        with pytest.raises(modelmod.ModelError, match=why):
+            modelmod.check(doc)
