@@ -96,12 +96,14 @@ bench-switch: $(BUILD)/$(SWITCH_VARIANT)/bench $(BUILD)/ref/boost_switch
 
 # --- make bench-smoke ----------------------------------------------------------------
 SMOKE_WORKERS ?= 2
+# a hang is a failure, not a stuck CI: each variant's smoke run (seconds) gets this long
+SMOKE_TIMEOUT ?= 600
 .PHONY: bench-smoke
 bench-smoke: $(patsubst %,$(BUILD)/%/bench,$(VARIANTS))
 	@mkdir -p $(BUILD)/bench-smoke
 	@set -e; for v in $(VARIANTS); do \
 	  echo "== bench-smoke: $$v"; \
-	  $(EMU) $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
+	  timeout $(SMOKE_TIMEOUT) $(EMU) $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	    --benchmark_filter='-^(switch|stack)/' --benchmark_format=json \
 	    --benchmark_out=$(BUILD)/bench-smoke/$$v.json --benchmark_out_format=json >/dev/null; \
 	  $(PYTHON) -m harness.benchjson check --workers $(SMOKE_WORKERS) --variant $$v \

@@ -9,7 +9,9 @@
  * How the submitter waits for the last task decides what it costs the workers: with
  * spin 0 it blocks (bthread_countdown_wait: its core is free while the workers run);
  * with spin 1 it spins on a counter of finished tasks, as a submitting thread that keeps
- * its core does.  A spinning pthread submitter beside P workers on P cores takes a core
+ * its core does (spin 1 only from a pthread: a bthread spinning on its worker would keep
+ * that worker from ever running the tasks it queued there, on a variant without stealing).
+ * A spinning pthread submitter beside P workers on P cores takes a core
  * from them; with P workers on P + 1 cores it has one of its own.
  *
  * args: n, batch, from, grain_ns, spin.  answer = the sum of every task's wl_task_sum
@@ -104,11 +106,29 @@ static uint64_t batch_sequential(const long *args)
     return sum;
 }
 
+static const char *batch_check(const long *args, int workers)
+{
+    (void)workers;
+    long n = args[0], batch = args[1], from = args[2], grain_ns = args[3], spin = args[4];
+    if (n < 1 || n > (1L << 24))
+        return "n must be 1..2^24 tasks";
+    if (batch < 0)
+        return "batch must be >= 0";
+    if (from != 0 && from != 1)
+        return "from must be 0 (a pthread) or 1 (a bthread)";
+    if (grain_ns < 0)
+        return "grain_ns must be >= 0";
+    if (spin != 0 && spin != 1)
+        return "spin must be 0 or 1";
+    if (spin && from) /* it would starve its own worker's queue where nothing steals */
+        return "spin 1 needs from 0: a bthread spinning on its worker keeps it from its queue";
+    return NULL;
+}
+
 static int batch_parallel(const long *args, wl_run_t *out)
 {
     long n = args[0], batch = args[1], from = args[2], grain_ns = args[3], spin = args[4];
-    if (n < 1 || n > (1L << 24) || batch < 0 || (from != 0 && from != 1) || grain_ns < 0 ||
-        (spin != 0 && spin != 1))
+    if (batch_check(args, 0))
         return EINVAL;
     batch_run_t r = {.n = n, .batch = batch, .spin = spin != 0,
                      .iters = wl_grain_iters((double)grain_ns / 1000.0)};
@@ -173,11 +193,12 @@ static workload_t spawn_batch = {
     .nbench = 6,
     .test = {3000, 16, 0, 100, 0},
     .test_more = {{3000, 0, 0, 100, 0}, {3000, 1, 1, 100, 0}, {3000, 64, 1, 500, 0},
-                  {500, 7, 0, 0, 0}, {3000, 32, 0, 100, 1}, {2000, 0, 1, 100, 1}},
+                  {500, 7, 0, 0, 0}, {3000, 32, 0, 100, 1}, {2000, 0, 0, 100, 1}},
     .ntest_more = 6,
     .sequential = batch_sequential,
     .parallel = batch_parallel,
     .span_ns = batch_span_ns,
+    .check = batch_check,
 };
 
 /* full: every combination not already in bench (filled before registering) */

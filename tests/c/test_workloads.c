@@ -227,3 +227,32 @@ Test(workloads, article_parameters, .timeout = 30)
     cr_assert_eq(wl_article_delay_ns(&p, 16), 3125000u);
     cr_assert_eq(bthread_shutdown(), 0);
 }
+
+/* spawn_batch refuses what would hang: a bthread submitter spinning on its own worker
+ * never lets that worker run the tasks it queued there when nothing steals */
+Test(workloads, spawn_batch_parameters, .timeout = 30)
+{
+    const workload_t *w = workload_find("spawn_batch");
+    cr_assert_not_null(w);
+    cr_assert_not_null(w->check);
+    static const struct {
+        long args[WL_MAX_ARGS];
+        const char *names;
+    } bad[] = {
+        {{0, 0, 0, 100, 0}, "n"},          {{10, -1, 0, 100, 0}, "batch"},
+        {{10, 0, 2, 100, 0}, "from"},      {{10, 0, 0, -1, 0}, "grain_ns"},
+        {{10, 0, 0, 100, 2}, "spin"},      {{10, 0, 1, 100, 1}, "spin 1 needs from 0"},
+    };
+    cr_assert_eq(bthread_setconcurrency(2), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *why = w->check(bad[i].args, 2);
+        cr_assert_not_null(why, "bad set %zu accepted", i);
+        cr_assert_not_null(strstr(why, bad[i].names), "set %zu: \"%s\"", i, why);
+        wl_run_t r;
+        memset(&r, 0, sizeof r);
+        cr_assert_eq(w->parallel(bad[i].args, &r), EINVAL, "bad set %zu: parallel() ran", i);
+    }
+    cr_assert_null(w->check((const long[]){10, 0, 0, 100, 1}, 2));
+    cr_assert_null(w->check((const long[]){10, 4, 1, 100, 0}, 2));
+    cr_assert_eq(bthread_shutdown(), 0);
+}
