@@ -743,7 +743,7 @@ def test_a_measured_run_gets_its_simulated_companion(tmp_path):
     assert meta["simulated"] is True and meta["run_id"] == os.path.basename(run_dir)
     med = simmod.medians(run_dir)
     assert sorted(med) == [(v, w, bench) for v in ("chaselev", "threadpool") for w in (1, 2, 4, 8)]
-    with pytest.raises(simmod.SimError, match="no imbalance scenario"):
+    with pytest.raises(simmod.SimError, match="no imbalance or article scenario"):
         os.unlink(real / "raw" / "chaselev" / "workers-1" / "imbalance.json")
         for p in real.glob("raw/*/*/imbalance.json"):
             doc = json.loads(p.read_text())
