@@ -1,9 +1,9 @@
 /*
  * pool.c -- the plain thread-pool reference row: what a C programmer writes without a
- * task runtime.  N pthreads share one FIFO of function-pointer tasks (a linked list),
- * guarded by one mutex; an idle worker sleeps on one condition variable, and submit
- * signals it only when some worker is asleep.  One malloc'd node per task, freed by the
- * worker that runs it.  No work stealing, no per-worker queues, no task-local waits.
+ * task runtime, the textbook pool of ring_pool.h.  N pthreads share one FIFO ring buffer
+ * of function-pointer tasks guarded by one mutex; an idle worker sleeps on one condition
+ * variable, and submit signals it only when some worker is asleep.  No allocation per
+ * task, no work stealing, no per-worker queues, no task-local waits.
  *
  * Workers.  --workers N starts N pool threads; the calling thread only submits and
  * waits (on a latch: an atomic countdown plus a mutex/condvar for the last task).
@@ -21,68 +21,20 @@
 #include <unistd.h>
 
 #include "ref.h"
+#include "ring_pool.h"
 #include "timeutil.h"
 #include "wl_defs.h"
 
 const char ref_variant[] = "pool";
 const char ref_runtime[] = "pthread mutex+condvar pool";
 
-typedef void pool_fn(void *ctx, long i);
+static ring_pool_t pool;
 
-struct job {
-    struct job *next;
-    pool_fn *fn;
-    void *ctx;
-    long i;
-};
-
-static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t nonempty;
-    struct job *head, *tail; /* FIFO: push at tail, pop at head */
-    int sleeping;            /* workers in cond_wait */
-    int workers;
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .nonempty = PTHREAD_COND_INITIALIZER};
-
-static void *pool_worker(void *unused)
+/* Queue fn(ctx, i); when the ring cannot grow the caller runs it itself. */
+static void pool_submit(ring_pool_fn *fn, void *ctx, long i)
 {
-    (void)unused;
-    for (;;) {
-        pthread_mutex_lock(&pool.mu);
-        while (!pool.head) {
-            pool.sleeping++;
-            pthread_cond_wait(&pool.nonempty, &pool.mu);
-            pool.sleeping--;
-        }
-        struct job *j = pool.head;
-        pool.head = j->next;
-        if (!pool.head)
-            pool.tail = NULL;
-        pthread_mutex_unlock(&pool.mu);
-        j->fn(j->ctx, j->i);
-        free(j);
-    }
-    return NULL;
-}
-
-/* Queue fn(ctx, i); when no node can be allocated the caller runs it itself. */
-static void pool_submit(pool_fn *fn, void *ctx, long i)
-{
-    struct job *j = malloc(sizeof *j);
-    if (!j) {
+    if (ring_pool_submit(&pool, fn, ctx, i) != 0)
         fn(ctx, i);
-        return;
-    }
-    *j = (struct job){.fn = fn, .ctx = ctx, .i = i};
-    pthread_mutex_lock(&pool.mu);
-    if (pool.tail)
-        pool.tail->next = j;
-    else
-        pool.head = j;
-    pool.tail = j;
-    if (pool.sleeping > 0)
-        pthread_cond_signal(&pool.nonempty);
-    pthread_mutex_unlock(&pool.mu);
 }
 
 /* Waits for `left` tasks to count down. */
@@ -126,17 +78,10 @@ static void latch_wait(struct latch *l)
 int ref_init(int workers)
 {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    pool.workers = workers > 0 ? workers : online > 0 ? (int)online : 1;
-    for (int w = 0; w < pool.workers; w++) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, pool_worker, NULL) != 0) {
-            if (w == 0)
-                abort(); /* no pool at all: nothing could ever run */
-            pool.workers = w;
-            break;
-        }
-        pthread_detach(t);
-    }
+    int n = workers > 0 ? workers : online > 0 ? (int)online : 1;
+    /* the threads live until the process ends: the bench never stops its pool */
+    if (ring_pool_start(&pool, n, 4096) < 1)
+        abort(); /* no pool at all: nothing could ever run */
     return pool.workers;
 }
 

@@ -3,7 +3,7 @@
 #
 #   build/ref/tbb/bench    oneTBB (libtbb-dev), C++ with $(CXX)
 #   build/ref/omp/bench    OpenMP tasks, C with gcc -fopenmp (libgomp; $(OMP_CC))
-#   build/ref/pool/bench   a mutex+condvar FIFO thread pool on pthreads, C with $(CC)
+#   build/ref/pool/bench   the textbook mutex+condvar ring-buffer pool on pthreads, C with $(CC)
 #   make refs              build them all
 #   make list-references   the reference rows, one name a line (run.py reads this)
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
@@ -78,7 +78,7 @@ $(REF_DIR)/tbb/tbb.o: harness/ref/tbb.cc $(REF_HDRS)
 $(REF_DIR)/omp/omp.o: harness/ref/omp.c $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(OMP_CC) $(REF_CPPFLAGS) $(REF_OMPFLAGS) -c $< -o $@
-$(REF_DIR)/pool/pool.o: harness/ref/pool.c $(REF_HDRS)
+$(REF_DIR)/pool/pool.o: harness/ref/pool.c harness/ref/ring_pool.h $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 
