@@ -485,6 +485,29 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool
 #define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
 #endif
 
+/* The required hooks: a variant.h without one stops here with the hook's name. */
+#ifndef RQ_T
+#error "variant.h defines no RQ_T (the per-worker run queue type): see variants/README.md"
+#endif
+#if !defined(RQ_INIT) || !defined(RQ_FINI)
+#error "variant.h defines no RQ_INIT / RQ_FINI (set up and tear down a worker's run queue): see variants/README.md"
+#endif
+#ifndef RQ_PUSH
+#error "variant.h defines no RQ_PUSH (the owner pushes a task): see variants/README.md"
+#endif
+#ifndef RQ_POP
+#error "variant.h defines no RQ_POP (the owner takes its next task): see variants/README.md"
+#endif
+#if STEALING && !defined(RQ_STEAL)
+#error "variant.h defines no RQ_STEAL (a thief takes from a victim; or #define STEALING 0): see variants/README.md"
+#endif
+#if STEALING && (!defined(VICTIM_ITER_T) || !defined(VICTIM_BEGIN) || !defined(VICTIM_NEXT))
+#error "variant.h defines no VICTIM_ITER_T / VICTIM_BEGIN / VICTIM_NEXT (the victim order of a steal round): see variants/README.md"
+#endif
+#if !defined(IDLE_WAIT) || !defined(IDLE_WAKE) || !defined(IDLE_WAKE_ALL)
+#error "variant.h defines no IDLE_WAIT / IDLE_WAKE / IDLE_WAKE_ALL (what an idle worker does, how it is woken): see variants/README.md"
+#endif
+
 struct worker {
     /* -- owner only: touched by this worker's thread alone -------------------------- */
     alignas(CACHELINE) task_t *cur;  /* running task; &main_task in the main loop */

@@ -36,36 +36,43 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m harness.sim", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("calibrate", help="measure this machine into a model JSON")
-    c.add_argument("--name", default="here")
-    c.add_argument("--out", default=modelmod.MACHINES)
-    c.add_argument("--tool", default=os.path.join(simmod.ROOT, "build", "sim-calibrate"))
+    c.add_argument("--name", default="here", help="the model's name (default: here)")
+    c.add_argument("--out", default=modelmod.MACHINES,
+                   help="the folder the model JSON goes to (default: harness/machines)")
+    c.add_argument("--tool", default=os.path.join(simmod.ROOT, "build", "sim-calibrate"),
+                   help="the measuring program (default: build/sim-calibrate)")
     c.add_argument("--no-build", action="store_true",
                    help="do not run `make sim` first (it builds the tool and the benches the "
                         "code fit runs)")
     s = sub.add_parser("simulate", help="a sweep in simulated time on a machine model")
-    s.add_argument("--machine", required=True)
+    s.add_argument("--machine", required=True,
+                   help="a model: a name in harness/machines (see `models`) or a JSON path")
     s.add_argument("--workers", type=_ints,
                    help="worker counts (default: the --like run's, else 1,2,4,8,16)")
-    s.add_argument("--variants")
-    s.add_argument("--workloads")
-    s.add_argument("--reps", type=int, default=3)
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--jobs", type=int, default=1)
-    s.add_argument("--all-sets", action="store_true")
+    s.add_argument("--variants", help="comma-separated (default: every simulation build)")
+    s.add_argument("--workloads", help="comma-separated (default: every workload)")
+    s.add_argument("--reps", type=int, default=3,
+                   help="repetitions per point, each with its own seed (default 3)")
+    s.add_argument("--seed", type=int, default=1,
+                   help="the first repetition's seed: the same seed, the same result")
+    s.add_argument("--jobs", type=int, default=1,
+                   help="simulations run at once (default 1; each uses one core)")
+    s.add_argument("--all-sets", action="store_true",
+                   help="every argument set of --full, not only the default ones")
     s.add_argument("--filter", help="only the argument sets whose benchmark name matches")
     s.add_argument("--like", help="take the benchmarks (and variants) of this real run")
     s.add_argument("--bands", choices=("none", "top", "all"), default="none",
                    help="also re-simulate points with each uncertain cost group at the ends "
                         "of its stated range (bands.json): at the largest worker count "
                         "(top) or everywhere (all)")
-    s.add_argument("--out")
+    s.add_argument("--out", help="the run directory (default: results/sim-<model>-<time>)")
     s.add_argument("--no-build", action="store_true",
                    help="do not run `make sim` first (it is incremental, and by default "
                         "brings the simulation build up to date)")
     v = sub.add_parser("validate", help="simulated vs measured: the error table")
-    v.add_argument("--real", required=True)
-    v.add_argument("--sim", required=True)
-    v.add_argument("--out")
+    v.add_argument("--real", required=True, help="a measured run directory")
+    v.add_argument("--sim", required=True, help="a simulated run directory (of the here model)")
+    v.add_argument("--out", help="the table's file (default: results/validation/<sim run>.md)")
     f = sub.add_parser("flatten", help="print a model's flat form (for simbench --model)")
     f.add_argument("machine")
     sub.add_parser("models", help="list the shipped models")

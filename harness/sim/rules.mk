@@ -4,7 +4,7 @@
 #                   and variants/<v>/variant.h, and the workloads, compiled with -DSB_SIM
 #                   and harness/sim/sim.h force-included (threads, futex, clock and the
 #                   atomics become the simulated machine's: harness/sim/README.md)
-#   make test-sim   the simulator's tests (tests/sim/run_tests.sh); part of `make test`
+#   make test-sim   the simulator's tests (pytest on tests/sim); part of `make test`
 #
 # The engine (sim_engine.c, sim_model.c) is compiled without sim.h: it implements it.
 

@@ -27,6 +27,7 @@ import re
 import shlex
 import statistics
 import subprocess
+import sys
 import time
 
 from harness.driver.config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, WHOLE_WORKLOADS
@@ -138,6 +139,9 @@ def make_sim(root=ROOT):
         return
     env = dict(os.environ)
     env.pop("MAKEFLAGS", None)
+    if not os.path.isdir(os.path.join(root, SIM_BUILD)):
+        print("building the simulator (make sim: about a minute, once)", file=sys.stderr,
+              flush=True)
     p = subprocess.run(["make", "-s", "--no-print-directory", "-C", root, "sim"], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
@@ -162,6 +166,11 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     if not have:
         raise SimError("no simulation build: run `make sim` first")
     variants = variants or have
+    unknown = [v for v in variants
+               if not os.path.exists(os.path.join(ROOT, "variants", v, "variant.h"))]
+    if unknown:
+        raise SimError("unknown variant %s (variants: %s)"
+                       % (", ".join(unknown), ", ".join(have)))
     missing = [v for v in variants if v not in have]
     if missing:
         raise SimError("not built for simulation: %s (have: %s; `make sim`)"

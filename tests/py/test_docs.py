@@ -38,17 +38,30 @@ def names(text, filler=()):
     return {w for w in re.split(r"[\s,;`/]+", text) if w and w not in filler}
 
 
+def same_names(documented, built, where, what):
+    """documented == built, or a message naming the file and what to add or remove."""
+    missing, extra = sorted(set(built) - documented), sorted(documented - set(built))
+    assert not missing and not extra, (
+        f"{where}: " + "; ".join(
+            ([f"add the {what} {', '.join(missing)}"] if missing else []) +
+            ([f"remove {', '.join(extra)} (no such {what} is built)"] if extra else [])))
+
+
 def test_readme_layout_names_every_variant_and_workload(tree):
     listed = section("README.md", r"^variants/ +one variant\.h per policy \(see "
                                   r"variants/README\.md\): (.*?)\n\S")
-    assert names(listed, {"the", "baselines"}) == set(tree.variants)
+    same_names(names(listed, {"the", "baselines"}), tree.variants,
+               "README.md, the layout's variants/ line", "variant")
     listed = section("README.md", r"^workloads/ +(.*?): plain C")
-    assert names(listed) == set(tree.workloads)
+    same_names(names(listed), tree.workloads, "README.md, the layout's workloads/ line",
+               "workload")
 
 
 def test_variants_readme_has_a_paragraph_per_variant(tree):
     text = section("variants/README.md", r"^## The variants\n(.*?)^## ")
-    assert set(re.findall(r"^\*\*(\w+)\*\*", text, flags=re.M)) == set(tree.variants)
+    same_names(set(re.findall(r"^\*\*(\w+)\*\*", text, flags=re.M)), tree.variants,
+               "variants/README.md, '## The variants' (a paragraph starting **name**)",
+               "variant")
 
 
 def test_reference_rows_are_named_where_they_are_listed(tree):
