@@ -3,7 +3,7 @@
  * (Go's scheduler, Tokio).
  *
  * An idle worker first becomes a "spinner" if fewer than half the workers (at least one)
- * are spinning: it searches with backoff for a while.  Then it stops spinning and parks
+ * are spinning: it searches with backoff for ADAPTIVE_SPIN_NS.  Then it stops spinning and parks
  * in the parking lot (idle_park.h).  Submitters wake a parked worker only when nobody
  * spins: a spinner will find the task anyway.
  *
@@ -29,7 +29,10 @@
 
 #include "idle_park.h"
 
-#define ADAPTIVE_SPIN_ROUNDS 64
+/* How long a spinner searches before it parks, on the clock (not a count of rounds, so
+ * that it does not depend on what a round costs on the machine): 180 us is what 64
+ * rounds of backoff_pause took here (7,423 pauses of ~24 ns). */
+#define ADAPTIVE_SPIN_NS 180000
 
 static _Atomic int nspinning;
 
@@ -39,7 +42,9 @@ static inline task_t *adaptive_wait(worker_t *w)
     if ((s == 0 || 2 * s < worker_count()) &&
         atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
                                                 memory_order_relaxed)) {
-        for (unsigned i = 0; i < ADAPTIVE_SPIN_ROUNDS && !core_stopping(); i++) {
+        int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + ADAPTIVE_SPIN_NS;
+        for (unsigned i = 0; !core_stopping() && (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);
+             i++) {
             task_t *t = find_work(w);
             if (t) {
                 if (atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst) == 1)

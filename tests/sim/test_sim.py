@@ -169,7 +169,7 @@ def flat_with(tmp_path, model, **costs_ns):
     m = modelmod.load(os.path.join(MODELS, model + ".json"))
     for name, value in costs_ns.items():
         m["costs_ns"][name] = {"value": value, "source": "test"}
-    path = tmp_path / ("%s-%s.flat" % (model, "-".join(sorted(costs_ns))))
+    path = tmp_path / ("%s-%s.flat" % (model, "-".join("%s%g" % kv for kv in sorted(costs_ns.items()))))
     path.write_text(modelmod.flatten(m))
     return str(path)
 
@@ -790,3 +790,23 @@ def test_a_model_range_is_checked():
         doc["uncertainty"] = bad
         with pytest.raises(modelmod.ModelError, match=why):
             modelmod.check(doc)
+
+
+def test_the_search_before_parking_lasts_a_time_not_a_count_of_rounds(flat, tmp_path):
+    # 2 workers, one task of 2 ms: the other worker searches, then parks for the rest.
+    # Its search is measured on the clock (idle_park.h PARK_SEARCH_NS, 40 us; adaptive's
+    # spin ADAPTIVE_SPIN_NS, 180 us), so a pause 4x dearer (every round dearer) leaves the
+    # CPU time burned within one round of the same; counted in rounds it moved by 75 us
+    # (chaselev) and 226 us (adaptive)
+    cheap = flat_with(tmp_path, "test8", pause=10.0)
+    dear = flat_with(tmp_path, "test8", pause=40.0)
+    work_us, searched_us = 2000.0, {"adaptive": 180.0}
+    for v in ("chaselev", "fair", "half", "numa", "elastic", "affinity", "static", "adaptive"):
+        cpu = []
+        for path in (cheap, dear):
+            doc = json.loads(run(v, path, 2, "imbalance", "0,2000,1,1,0,0", reps=1).stdout)
+            b = doc["benchmarks"][-1]
+            assert b["parks"] >= 1, (v, b["parks"])
+            cpu.append(b["proc_cpu_s"] * 1e6)
+        assert cpu[0] - work_us >= searched_us.get(v, 40.0), (v, cpu)
+        assert abs(cpu[1] - cpu[0]) < 5.0, (v, cpu)  # one round at most (128 pauses)
