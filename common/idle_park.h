@@ -109,14 +109,18 @@ static inline void park_teardown(void)
  * of rounds: each find_work after a pause of 8, 16, 32, 64, then 128 CPU pauses, until
  * the time is up.  A count of rounds would end sooner where rounds are cheap (few
  * victims, a fast pause) and later where they are dear, so how long a worker waits for
- * the next task before it parks would depend on the machine, not on the policy.  40 us
- * is what 16 such rounds took here (1,656 pauses of ~24 ns): a few times less than a
- * park and the wake-up that ends it cost in all (two futex calls, two context switches,
- * the wake-up latency), so a worker that runs dry while a submitter keeps bringing tasks
- * finds the next one without parking, and the submitter then finds nobody to wake.  One
- * clock read per round (~25 ns, vDSO) is the price.  Fixed here, not a -D: a different
- * search is a different variant. */
-#define PARK_SEARCH_NS 40000
+ * the next task before it parks would depend on the machine, not on the policy.
+ *
+ * Why 80 us: a worker that runs dry while one submitter feeds P workers in turn gets its
+ * next task about P submits later (~1 us each without a wake-up).  If it parks first, the
+ * submitter pays a futex wake for that task, submits slow down, the gaps grow, and every
+ * worker parks after every task: a stable collapse (simulated, 64 workers, one
+ * submitter: 37.6 ms and 0.98 parks per task with a 40 us search, 6.0 ms and 0.003 with
+ * 80 us).  80 us covers P up to about 64; at 2 workers it is the CPU an idle worker burns
+ * before it sleeps, a few times what a park and its wake-up cost.  One clock read per
+ * round (~25 ns, vDSO) is the price.  Fixed here, not a -D: a different search is a
+ * different variant. */
+#define PARK_SEARCH_NS 80000
 
 /* Unannounced searching before parking: see above. */
 static inline task_t *park_search(worker_t *w)

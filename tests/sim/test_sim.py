@@ -794,7 +794,7 @@ def test_a_model_range_is_checked():
 
 def test_the_search_before_parking_lasts_a_time_not_a_count_of_rounds(flat, tmp_path):
     # 2 workers, one task of 2 ms: the other worker searches, then parks for the rest.
-    # Its search is measured on the clock (idle_park.h PARK_SEARCH_NS, 40 us; adaptive's
+    # Its search is measured on the clock (idle_park.h PARK_SEARCH_NS, 80 us; adaptive's
     # spin ADAPTIVE_SPIN_NS, 180 us), so a pause 4x dearer (every round dearer) leaves the
     # CPU time burned within one round of the same; counted in rounds it moved by 75 us
     # (chaselev) and 226 us (adaptive)
@@ -808,5 +808,5 @@ def test_the_search_before_parking_lasts_a_time_not_a_count_of_rounds(flat, tmp_
             b = doc["benchmarks"][-1]
             assert b["parks"] >= 1, (v, b["parks"])
             cpu.append(b["proc_cpu_s"] * 1e6)
-        assert cpu[0] - work_us >= searched_us.get(v, 40.0), (v, cpu)
+        assert cpu[0] - work_us >= searched_us.get(v, 80.0), (v, cpu)
         assert abs(cpu[1] - cpu[0]) < 5.0, (v, cpu)  # one round at most (128 pauses)
