@@ -134,12 +134,50 @@ HISTORY = [r"\b20\d\d-\d\d-\d\d\b", r"\b(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b"
            r"\b(yesterday|today|last (week|run|session))\b"]
 
 
-def test_readme_is_a_manual_not_a_diary():
-    text = readme_prose()
-    for pattern in HISTORY:
-        found = re.search(pattern, text, flags=re.I)
-        assert not found, f"README.md names history: {found.group(0)!r} ({pattern})"
-    assert len(text.splitlines()) <= 180
+# ... nor stories of how it got here: the run or engine "before", a boot, a revision
+HISTORY_STORIES = [r"\b(validation|run|engine|model|boot|host|version)s? before\b",
+                   r"\bpublished before\b", r"\bearlier (validation|run|boot|model|engine|"
+                   r"version|stop)s?\b", r"\b(at|since|of) [0-9a-f]{7}\b",
+                   r"\b(was|were) (tried|reverted|taken out)\b", r"\breverted\b",
+                   r"\bnot published\b", r"\b(first|second) try\b",
+                   r"\bon (one|another|the slower|the \w+'s) (boot|host)\b",
+                   r"\b(morning|afternoon|evening)'s\b", r"\bnot committed\b",
+                   r"\bno longer\b", r"\bused to\b"]
+
+# the documents a user reads (reports of runs, under results/<id>/, are records, not manuals)
+USER_DOCS = ["README.md", "harness/sim/README.md", "results/validation/README.md",
+             "common/README.md", "asm/README.md", "workloads/README.md", "variants/README.md",
+             "harness/README.md", "harness/ref/README.md", "results/README.md",
+             "plots/README.md"]
+LINE_LIMITS = {"README.md": 180, "harness/sim/README.md": 250,
+               "results/validation/README.md": 160}
+
+# a run id names a run only as a path, results/<id>/ or results/validation/<sim-run>.md;
+# a list under "## Published runs" may name them bare
+RUN_PATH = r"\bresults/(?:[\w.-]+/)*[\w.-]*\b20\d{6}-\d{6}\b[\w.-]*/?"
+RUN_ID = r"\b(?:sim-[\w]+-)?20\d{6}-\d{6}\b"
+
+
+def manual_text(rel):
+    """rel's prose as the history check reads it: README.md without its answer block, run
+    ids only where a run is named (a results/ path, the Published runs list) taken out."""
+    text = readme_prose() if rel == "README.md" else read(rel)
+    text = re.sub(r"^## Published runs\n.*?(?=^## |\Z)",
+                  lambda m: re.sub(RUN_ID, "RUN", m.group(0)), text, flags=re.S | re.M)
+    return re.sub(RUN_PATH, "results/RUN", text)
+
+
+@pytest.mark.parametrize("rel", USER_DOCS)
+def test_docs_are_manuals_not_diaries(rel):
+    """Dates, boots, revisions, issue numbers and before/after stories belong in git log."""
+    text = manual_text(rel)
+    found = [(m.group(0), p, text.count("\n", 0, m.start()) + 1)
+             for p in HISTORY + HISTORY_STORIES
+             for m in re.finditer(p, text, flags=re.I)]
+    assert not found, f"{rel} names history (git log's): " + "; ".join(
+        f"{w!r} (line ~{n}, {p})" for w, p, n in found[:12])
+    if rel in LINE_LIMITS:
+        assert len(text.splitlines()) <= LINE_LIMITS[rel], f"{rel}: a manual, not a log"
 
 
 def test_readme_answer_block_is_there_for_publish_to_fill():
