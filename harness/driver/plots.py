@@ -184,7 +184,7 @@ class Plot:
 def common_settings(title, xlabel, ylabel):
     return ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
             f"set xlabel {gp_str(xlabel)}", f"set ylabel {gp_str(ylabel)}",
-            "set grid", "set key outside right top"]
+            "set grid", "set key outside below center horizontal maxrows 3"]
 
 
 def lines_plot(name, kind, title, xlabel, ylabel, series, extra=(), envelope=None, order=(),
@@ -638,7 +638,7 @@ class ClaimPlots:
         if not panels:
             return None
         cells = len(panels) + 1                 # + the panel that holds the key
-        cols = cells if cells <= 4 else (3 if cells <= 6 else 4)
+        cols = cells if cells <= 4 else (3 if cells <= 9 else 4)
         rows = (len(panels) + 1 + cols - 1) // cols
         caption = list(caption_bits)
         if envelope_sizes:
@@ -658,7 +658,7 @@ class ClaimPlots:
         # the caption in lines that fit the figure's width (about 9 pixels a character)
         text, line = [title], ""
         for bit in caption:
-            if line and len(line) + len(bit) + 2 > 400 * cols // 9:
+            if line and len(line) + len(bit) + 2 > 400 * cols // 10:
                 text.append(line + ";")
                 line = ""
             line = f"{line}; {bit}" if line else bit
