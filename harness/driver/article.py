@@ -15,7 +15,7 @@ import math
 
 from .config import ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, POOL_NAMES, REPRESENTATIVE
 from .gbjson import params_of
-from .plots import Plot, gp_num, gp_str, ratio_stats, workers_label
+from .plots import LOG_SPAN, Plot, gp_num, gp_str, ratio_stats, workers_label, y_axis
 
 
 def load_bands(run_dir):
@@ -272,8 +272,10 @@ def figure(name, setting, panel_list, reps):
             + " font \",12\"",
             "set xlabel \"d: the late submitters' delay, in units of W/P\"",
             horizontal_line(1), "unset key",
-            # linear: the question is the 1.0-1.5 range; the axis holds every point
-            f"set yrange [{max(ymin, 0.0):.2f}:{ymax:.2f}]"]
+            # linear where the question is the 1.0-1.5 range, log where the points span
+            # more than 4x (plots.y_axis); the axis holds every point
+            ] + (y_axis([bottom, top]) if top / max(bottom, 1e-9) > LOG_SPAN
+                 else [f"set yrange [{max(ymin, 0.0):.2f}:{ymax:.2f}]"])
     keyed = {}
     for i, (p, series) in enumerate(bodies):
         body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.88 - key_h:.4f}",
@@ -294,7 +296,8 @@ def figure(name, setting, panel_list, reps):
                 style = f"with yerrorlines lw 2.5 pt 7 ps 1.1 lc rgb {gp_str(color)}"
                 commands.append(f"datafile index {index} using 1:2:3:4 {style}")
             else:
-                style = (f"with linespoints lw 1.5 dt {kind.split()[-1]} pt 6 "
+                style = (f"with linespoints lw 1.5 dt {kind.split()[-1]} "
+                         f"pt {6 if kind.endswith('2') else 4} "
                          f"lc rgb {gp_str(color)}")
                 commands.append(f"datafile index {index} using 1:2 {style}")
             keyed.setdefault(label, style)

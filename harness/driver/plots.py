@@ -6,16 +6,132 @@ import dataclasses
 import math
 import re
 
-from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG
+from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG,
+                     REPRESENTATIVE)
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of
 from .rundata import CPU_PER_WALL
 from .stats import brent_time, mann_whitney_u
 
 
-# One colour per variant, stable across the plots of a run (assigned in display order).
+# The figures' rules (plots/README.md): at most MAX_SERIES series a panel, each with a
+# colour AND a marker of its own; a log y axis where a panel's values span more than
+# LOG_SPAN; nothing clipped (every y range is set from what the panel draws); one variant
+# (config.REPRESENTATIVE) drawn plainly and the other stealing variants as the shaded
+# range of their medians; titles in words (bench_words), never a raw benchmark name.
+MAX_SERIES = 8
+LOG_SPAN = 4.0
+
+# One colour and one marker per variant, stable across the plots of a run (assigned in
+# display order; styles() moves a series on to the next free pair where two would meet
+# in one panel).  Markers are gnuplot point types as (open, filled) pairs: the claim
+# figures fill the marker where a difference is significant.
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
            "#666666", "#1f78b4", "#b15928", "#6a3d9a", "#e31a1c")
+MARKERS = ((6, 7), (4, 5), (8, 9), (12, 13), (10, 11), (14, 15), (1, 1), (2, 2), (3, 3))
+ENVELOPE_COLOR = "#9ecae1"          # the other stealing variants' range, shaded
+
+
+def styles(keys, order):
+    """{key: (colour, open point type, filled point type)} for the series of one panel:
+    each key its stable pair (by its place in `order`), or the next one whose colour and
+    marker no earlier series of the panel has."""
+    out, colours, markers = {}, set(), set()
+    for k in keys:
+        i = order.index(k) if k in order else len(order)
+        for step in range(len(PALETTE) * len(MARKERS)):
+            c, m = PALETTE[(i + step) % len(PALETTE)], MARKERS[(i + step) % len(MARKERS)]
+            if c not in colours and m[0] not in markers:
+                break
+        out[k] = (c,) + m
+        colours.add(c)
+        markers.add(m[0])
+    return out
+
+
+def split_variants(variants, plain):
+    """(drawn, enveloped): the variants drawn as lines (the representative stealing
+    variant and those in `plain`: the pools, the reference rows) and the other stealing
+    variants, drawn as the range of their medians (only where there are two or more:
+    a range of one is a line)."""
+    stealing = [v for v in variants if v not in plain]
+    rep = REPRESENTATIVE if REPRESENTATIVE in stealing else (stealing[0] if stealing else None)
+    others = [v for v in stealing if v != rep]
+    if len(others) < 2:
+        return list(variants), []
+    return [v for v in variants if v not in others], others
+
+
+def envelope_rows(curves):
+    """[(x, min, max)] of the medians of several curves [(x, median, ...)] at each x."""
+    at = {}
+    for rows in curves:
+        for r in rows:
+            if r[1] is not None and math.isfinite(r[1]):
+                at.setdefault(r[0], []).append(r[1])
+    return [(x, min(v), max(v)) for x, v in sorted(at.items())]
+
+
+ENVELOPE_LABEL = "other stealing variants: range of medians"
+
+
+def rows_of(block):
+    """The rows of one data block, as lists of strings (no comment lines)."""
+    return [line.split() for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def envelope_label(n):
+    return f"other stealing variants ({n}): range of medians"
+
+
+def log_tics(lo, hi):
+    """Tick marks for a log axis from lo to hi: 1-1.5-2-3-5 per decade over small spans,
+    1-2-5 over larger, powers of ten over huge ones."""
+    span = hi / lo
+    steps = (1, 1.5, 2, 3, 5) if span < 30 else (1, 2, 5) if span < 1e3 else (1,)
+    tics = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        tics += [m * 10.0 ** e for m in steps if lo <= m * 10.0 ** e <= hi]
+    return tics
+
+
+def y_axis(values, zero=True):
+    """The y axis of a panel drawing `values` (medians, bar ends, bands): log where the
+    positive values span more than LOG_SPAN (zero=True: never where one is 0, a bar
+    chart's zero has no place on a log axis), else linear from 0; the range always holds
+    every value, so nothing is clipped."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    pos = [v for v in vals if v > 0]
+    if pos and max(pos) / min(pos) > LOG_SPAN and not (zero and len(pos) < len(vals)):
+        lo, hi = min(pos) / 1.15, max(pos) * 1.15
+        return ["set logscale y", f"set yrange [{lo:.4g}:{hi:.4g}]",
+                "set ytics (" + ", ".join(f'"{t:g}" {t:g}' for t in log_tics(lo, hi)) + ")",
+                "set mytics 1"]
+    top = max(vals + [0.0]) * 1.1 or 1.0
+    return ["unset logscale y", f"set yrange [0:{top:.4g}]", "set ytics autofreq"]
+
+
+UNIT_SUFFIXES = {"us": "us", "ns": "ns", "ms": "ms", "s": "s", "pct": "%", "kb": "KiB"}
+
+
+def param_words(key, value):
+    """'grain_us', '10' -> 'grain 10 us'; 'late_pct', '50' -> 'late 50%'."""
+    head, _, unit = key.rpartition("_")
+    if head and unit in UNIT_SUFFIXES:
+        sep = "" if unit == "pct" else " "
+        return f"{head.replace('_', ' ')} {value}{sep}{UNIT_SUFFIXES[unit]}"
+    return f"{key.replace('_', ' ')} {value}"
+
+
+def bench_words(benchmark):
+    """A benchmark name in words, for titles: 'dag/n:100/grain_us:10/real_time' ->
+    'dag, n 100, grain 10 us'."""
+    parts = display_name(benchmark).split("/")
+    words = [parts[0]]
+    for part in parts[1:]:
+        key, sep, value = part.partition(":")
+        words.append(param_words(key, value) if sep else part)
+    return ", ".join(words)
 
 
 def gp_str(text):
@@ -68,19 +184,34 @@ class Plot:
 def common_settings(title, xlabel, ylabel):
     return ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
             f"set xlabel {gp_str(xlabel)}", f"set ylabel {gp_str(ylabel)}",
-            "set grid", "set key outside right top"]
+            "set grid", "set key outside below center horizontal maxrows 3"]
 
 
-def lines_plot(name, kind, title, xlabel, ylabel, series, extra=(), **kw):
-    """A figure with one line (with error bars) per series.
-    series: [(label, color, dashed, [(x, y, low, high)])], one data block each."""
-    blocks, commands = [], []
-    for i, (label, color, dashed, rows) in enumerate(series):
+def lines_plot(name, kind, title, xlabel, ylabel, series, extra=(), envelope=None, order=(),
+               y_values=(), **kw):
+    """A figure with one line (with error bars) per series, and the shaded envelope of
+    the series left out (drawn first, under the lines).
+    series: [(label, dashed, [(x, y, low, high)])], one data block each, each series
+    its colour and marker (styles() by its label's place in `order`);
+    envelope: (label, [(x, min, max)]) or None; y_values: further values the y axis
+    must hold (a band, the line at 1)."""
+    blocks, commands, values = [], [], list(y_values)
+    if envelope and envelope[1]:
+        blocks.append(f"# {envelope[0]}: x min max\n"
+                      + "".join(" ".join(gp_num(v) for v in row) + "\n" for row in envelope[1]))
+        commands.append(f"datafile index 0 using 1:2:3 with filledcurves fc rgb "
+                        f"{gp_str(ENVELOPE_COLOR)} fs solid 0.5 noborder title {gp_str(envelope[0])}")
+        values += [v for row in envelope[1] for v in row[1:]]
+    style = styles([label for label, _, _ in series], list(order))
+    for label, dashed, rows in series:
+        color, pt, _ = style[label]
         blocks.append(f"# {label}: x y low high\n"
                       + "".join(" ".join(gp_num(v) for v in row) + "\n" for row in rows))
-        commands.append(f"datafile index {i} using 1:2:3:4 with yerrorlines lw 1.5 pt {i % 12 + 1}"
-                        f" lc rgb {gp_str(color)}{' dt 2' if dashed else ''} title {gp_str(label)}")
-    body = common_settings(title, xlabel, ylabel) + list(extra)
+        commands.append(f"datafile index {len(blocks) - 1} using 1:2:3:4 with yerrorlines lw 1.5 "
+                        f"pt {pt} lc rgb {gp_str(color)}{' dt 2' if dashed else ''} "
+                        f"title {gp_str(label)}")
+        values += [v for row in rows for v in row[1:]]
+    body = common_settings(title, xlabel, ylabel) + list(extra) + y_axis(values)
     body.append("plot " + ", \\\n     ".join(commands))
     return Plot(name=name, kind=kind, title=title, body=body, data="\n\n".join(blocks), **kw)
 
@@ -109,7 +240,7 @@ def histogram_commands(index, groups, colors):
 
 HISTOGRAM_STYLE = ["set style data histogram", "set style histogram errorbars gap 1 lw 1",
                    "set style fill solid 0.8 border -1", "set boxwidth 0.9",
-                   "set xtics rotate by 30 right", "set yrange [0:*]",
+                   "set xtics rotate by 30 right",
                    "set offsets 0, 0, graph 0.1, 0", "set grid ytics",
                    "set key outside top center horizontal"]
 
@@ -140,7 +271,8 @@ class PlotBuilder:
         self.table = data.index()
         self.variants = data.variants()
         self.reference = {r.variant: r.reference for r in data.results}
-        self.colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(self.variants)}
+        # drawn as lines: the pools and the reference rows (and the representative)
+        self.plain = set(BASELINES) | {v for v, ref in self.reference.items() if ref}
         self.workers = data.workers()
         self.reps = data.plan.get("repetitions")
 
@@ -179,7 +311,7 @@ class PlotBuilder:
         for bench, cells in sorted(self.table.items()):
             top = max(r.median() for r in cells.values())
             unit, scale = time_unit_for(top)
-            series = []
+            curves = {}
             for v in self.variants:
                 rows = []
                 for w in self.workers:
@@ -188,15 +320,26 @@ class PlotBuilder:
                         s = r.summary()
                         rows.append((w, s["median"] / scale, s["min"] / scale, s["max"] / scale))
                 if rows:
-                    series.append((v, self.colors[v], self.reference.get(v), rows))
+                    curves[v] = rows
+            series, envelope = self._series(curves)
             plots.append(lines_plot(
                 f"time_{safe_name(display_name(bench))}", "time",
                 f"Which variant is fastest, and does it scale? (wall time, median{reps})\n"
-                f"{display_name(bench)}",
+                f"{bench_words(bench)}",
                 "workers", f"time per iteration ({unit})", series,
-                extra=self._workers_axis() + ["set yrange [0:*]"],
+                extra=self._workers_axis(), envelope=envelope, order=self.variants,
                 benchmark=bench, workload=workload_of(bench)))
         return plots
+
+    def _series(self, curves):
+        """(series, envelope) for lines_plot from {variant: rows}: the representative,
+        the pools and the reference rows as lines, the other stealing variants as the
+        range of their medians."""
+        drawn, others = split_variants(list(curves), self.plain)
+        series = [(v, self.reference.get(v), curves[v]) for v in drawn]
+        envelope = ((envelope_label(len(others)), envelope_rows([curves[v] for v in others]))
+                    if others else None)
+        return series, envelope
 
     def imbalance_plots(self):
         """Task Bench's imbalance sweep: speedup over each baseline vs the imbalance factor,
@@ -219,7 +362,7 @@ class PlotBuilder:
                     continue              # not a sweep: its speedups are in speedup_*
                 members.sort()
                 for w in self.workers:
-                    series, top = [], hi
+                    curves = {}
                     for v in self.variants:
                         if v == base:
                             continue
@@ -230,20 +373,21 @@ class PlotBuilder:
                                 rs = ratio_stats(cells[(base, w)], cells[(v, w)])
                                 if rs:
                                     rows.append((x,) + rs)
-                                    top = max(top, rs[2])
                         if rows:
-                            series.append((v, self.colors[v], self.reference.get(v), rows))
-                    if not any(len(rows) > 1 for _, _, _, rows in series):
+                            curves[v] = rows
+                    if not any(len(rows) > 1 for rows in curves.values()):
                         continue          # no sweep left (e.g. the baseline failed)
+                    series, envelope = self._series(curves)
                     title = (f"Does the gain over {base} grow with imbalance? "
-                             f"{workers_label(w)}\n{rest}")
+                             f"{workers_label(w)}\n{bench_words(rest)}")
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
-                             horizontal_line(1), f"set yrange [0:{top * 1.1:.3g}]"]
+                             horizontal_line(1)]
                     plots.append(lines_plot(
                         f"imbalance_vs_{base}_w{w}_{safe_name(rest)}", "imbalance", title,
                         "imbalance factor", f"{base} time / variant time", series, extra=extra,
+                        envelope=envelope, order=self.variants, y_values=(1, lo, hi),
                         benchmark=rest, workload=workload_of(rest)))
         return plots
 
@@ -270,12 +414,13 @@ class PlotBuilder:
             cats, values = self._per_variant_histogram(cells, "metg_us")
             if not values:
                 continue
-            label = display_name(bench)
+            label = bench_words(bench)
             body = (common_settings("Which variant runs the finest tasks efficiently? "
                                     f"METG(50%), lower is better\n{label}", "",
                                     "METG (us)") + HISTOGRAM_STYLE
+                    + y_axis([x for v in values.values() for x in v])
                     + [histogram_commands(0, groups, colors)])
-            plots.append(Plot(name=f"metg_{safe_name(label)}", kind="metg",
+            plots.append(Plot(name=f"metg_{safe_name(display_name(bench))}", kind="metg",
                               title=f"{label}: METG per variant", body=body,
                               data=histogram_block(cats, groups, values),
                               height=histogram_height(cats),
@@ -297,7 +442,7 @@ class PlotBuilder:
                     panels.append((metric, panel_title, cats, values))
             if not panels:
                 continue
-            label = display_name(bench)
+            label = bench_words(bench)
             body = ["reset", "set datafile missing NaN"] + HISTOGRAM_STYLE + ["set tmargin 5"]
             body.append(f"set multiplot layout 1,{len(panels)} "
                         f"title {gp_str('Why does a variant win? steals, parks, CPU per wall (median, min-max)' + chr(10) + label)}")
@@ -305,9 +450,10 @@ class PlotBuilder:
             for i, (metric, panel_title, cats, values) in enumerate(panels):
                 blocks.append(histogram_block(cats, groups, values))
                 body += [f"set title {gp_str(panel_title)}"] + (["unset key"] if i else [])
+                body += y_axis([x for v in values.values() for x in v])
                 body.append(histogram_commands(i, groups, colors))
             body.append("unset multiplot")
-            plots.append(Plot(name=f"why_{safe_name(label)}", kind="why",
+            plots.append(Plot(name=f"why_{safe_name(display_name(bench))}", kind="why",
                               title=f"{label}: steals, parks, CPU per wall", body=body,
                               data="\n\n".join(blocks), width=max(900, 480 * len(panels)),
                               height=histogram_height(self.variants, 460),
@@ -331,7 +477,8 @@ def geomean(values):
 
 
 def scenario_label(bench):
-    """The claim scenario's parameters, short: 'imbalance 2, grain_us 10, tasks 20000, ...'."""
+    """The claim scenario's parameters, short: 'imbalance 2, grain_us 10, tasks 20000, ...'
+    (the report's tables; figure titles use bench_words)."""
     params = params_of(bench)
     return ", ".join(f"{k} {v}" for k, v in params.items()) or display_name(bench)
 
@@ -356,8 +503,10 @@ class ClaimPlots:
     rows) against the worker count, with the 1.3-1.5x band, error bars from the
     repetitions, a filled marker where the difference is significant (Mann-Whitney U at
     alpha) and, where the run records the work (`work_s`, simulated runs), Brent's bound
-    baseline / max(work / P, span) (`span_s`; the work term alone where it is missing).  A simulated run given beside a measured one is drawn dashed and
-    named 'simulated (<model>)' in the key.  Plus the heat map of variant x benchmark
+    baseline / max(work / P, span) (`span_s`; the work term alone where it is missing).
+    The representative variant is drawn, the other stealing variants as the range of
+    their medians.  A simulated run given beside a measured one gets panels of its own,
+    titled SIMULATED and its model, its lines dashed.  Plus the heat map of variant x benchmark
     speedup over each baseline at the largest worker count."""
 
     def __init__(self, data, sim=None, alpha=0.05, against=None):
@@ -372,7 +521,6 @@ class ClaimPlots:
         variants = []
         for d, _ in self.runs:
             variants += [v for v in d.variants() if v not in variants]
-        self.colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
         refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
         self.baselines = [b for b in BASELINES if b in variants] + sorted(refs)
         # the heat maps: over each baseline, and over the variant the user compares against
@@ -405,62 +553,97 @@ class ClaimPlots:
                                                                  self.alpha) else 0, bound))
         return rows
 
-    def panel_body(self, series, band_top, has_bound):
-        """gnuplot lines of one panel. series: [(label, color, dashed, index)]."""
+    def panel_body(self, series, envelope, bound):
+        """gnuplot lines of one panel: series [(label, dashed, index)] of the variants
+        drawn as lines, envelope (label, index) or None, bound the work bound's index or
+        None; the y axis from the values the panel draws (y_axis: log where they span
+        more than LOG_SPAN; nothing clipped)."""
         lo, hi = CLAIM_BAND
         body = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                 " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
-                horizontal_line(1), f"set yrange [0:{band_top:.3g}]"]
+                horizontal_line(1)]
+        blocks = self._blocks
+        values = [1.0, lo, hi]
         commands = []
-        for i, (label, color, dashed, index) in enumerate(series):
-            style = f"lc rgb {gp_str(color)}{' dt 2' if dashed else ''}"
+        if envelope:
+            label, index = envelope
+            commands.append(f"datafile index {index} using 1:2:3 with filledcurves fc rgb "
+                            f"{gp_str(ENVELOPE_COLOR)} fs solid 0.5 noborder title {gp_str(label)}")
+            values += [float(v) for r in rows_of(blocks[index]) for v in r[1:]]
+        style = styles([label for label, _, _ in series], self.lines)
+        for i, (label, dashed, index) in enumerate(series):
+            color, pt, filled = style[label]
+            line = f"lc rgb {gp_str(color)}{' dt 2' if dashed else ''}"
             # each line a little to the side (x times 1 +- 2.5% steps), so that lines and
             # error bars that coincide stay visible
             x = f"($1*{1 + 0.025 * (i - (len(series) - 1) / 2):.4f})"
-            commands.append(f"datafile index {index} using {x}:2:3:4 with yerrorlines lw 1.5 pt 6 "
-                            f"ps 0.8 {style} title {gp_str(label)}")
+            commands.append(f"datafile index {index} using {x}:2:3:4 with yerrorlines lw 1.5 "
+                            f"pt {pt} ps 0.9 {line} title {gp_str(label)}")
             commands.append(f"datafile index {index} using {x}:($5 > 0 ? $2 : NaN) with points "
-                            f"pt 7 ps 1.1 lc rgb {gp_str(color)} notitle")
-        if has_bound is not None:
-            commands.append(f"datafile index {has_bound} using 1:2 with lines lw 1.5 dt 3 "
+                            f"pt {filled} ps 1.1 lc rgb {gp_str(color)} notitle")
+            values += [float(v) for r in rows_of(blocks[index]) for v in r[1:4] + r[5:]]
+        if bound is not None:
+            commands.append(f"datafile index {bound} using 1:2 with lines lw 1.5 dt 3 "
                             "lc rgb \"#000000\" title \"Brent bound\"")
-        return body + ["plot " + ", \\\n     ".join(commands)]
+            values += [float(r[1]) for r in rows_of(blocks[bound])]
+        return body + y_axis(values, zero=False) + ["plot " + ", \\\n     ".join(commands)]
 
     def figure(self, name, title, curves_of, caption_bits):
-        """One figure: a panel per baseline.  curves_of(table, base, v) -> rows."""
-        blocks, panels, top, any_bound = [], [], CLAIM_BAND[1] * 1.2, False
+        """One figure: a panel per baseline and run (the measured run's panels first,
+        then the simulated run's, titled SIMULATED).  curves_of(table, base, v) -> rows."""
+        blocks, panels, any_bound = [], [], False
+        self._blocks = blocks
         seen_workers = set()
-        for base in self.baselines:
-            series, bound_rows = [], {}
-            for (table, note) in self.tables:
+        envelope_sizes = set()
+
+        def block(text, rows):
+            blocks.append(text + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
+            return len(blocks) - 1
+
+        for (table, note) in self.tables:
+            for base in self.baselines:
+                curves, bound_rows = {}, {}
                 for v in self.lines:
                     rows = curves_of(table, base, v)
-                    if not rows:
-                        continue
-                    blocks.append(f"# {v} over {base} {note}: workers speedup low high "
-                                  "significant work_bound\n"
-                                  + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
-                    series.append((f"{v} {note}".strip(), self.colors[v], bool(note), len(blocks) - 1))
-                    top = max([top] + [r[3] for r in rows if r[3] and math.isfinite(r[3])])
+                    if rows:
+                        curves[v] = rows
+                drawn, others = split_variants(list(curves), set())
+                series = []
+                for v in drawn:
+                    rows = curves[v]
+                    series.append((v, bool(note), block(
+                        f"# {v} over {base} {note}: workers speedup low high significant "
+                        "work_bound\n", rows)))
                     seen_workers.update(r[0] for r in rows)
-                    for r in rows:
+                for v in curves:
+                    for r in curves[v]:
                         if r[5]:
                             bound_rows.setdefault(r[0], []).append(r[5])
-            bound_index = None
-            if bound_rows:
-                any_bound = True
-                blocks.append("# work bound: workers bound\n" + "".join(
-                    f"{w} {gp_num(min(bs))}\n" for w, bs in sorted(bound_rows.items())))
-                bound_index = len(blocks) - 1
-            if series:
-                panels.append((base, series, bound_index))
+                envelope = None
+                if others:
+                    envelope_sizes.add(len(others))
+                    envelope = (ENVELOPE_LABEL, block(
+                        f"# other stealing variants over {base} {note} ({', '.join(others)}): "
+                        "workers min max of their medians\n",
+                        envelope_rows([curves[v] for v in others])))
+                    seen_workers.update(r[0] for v in others for r in curves[v])
+                bound_index = None
+                if bound_rows:
+                    any_bound = True
+                    bound_index = block(f"# work bound {note}: workers bound\n".replace(" :", ":"), [
+                        (w, min(bs)) for w, bs in sorted(bound_rows.items())])
+                if series:
+                    where = f"SIMULATED ({note[len('simulated ('):-1]}): " if note else ""
+                    panels.append((f"{where}over {base}", series, envelope, bound_index))
         if not panels:
             return None
-        top = min(top * 1.05, 8.0)
         cells = len(panels) + 1                 # + the panel that holds the key
-        cols = cells if cells <= 4 else (3 if cells <= 6 else 4)
+        cols = cells if cells <= 4 else (3 if cells <= 9 else 4)
         rows = (len(panels) + 1 + cols - 1) // cols
         caption = list(caption_bits)
+        if envelope_sizes:
+            caption.append(f"shaded: the range of the other {'/'.join(map(str, sorted(envelope_sizes)))} "
+                           f"stealing variants' medians, {REPRESENTATIVE} drawn")
         caption.append("Brent bound: baseline / max(work/P, span), span = the workload's "
                        "critical path (work/P alone where a run lacks span_s)" if any_bound else
                        "no Brent bound: this run records no work_s (only simulated runs do)")
@@ -475,7 +658,7 @@ class ClaimPlots:
         # the caption in lines that fit the figure's width (about 9 pixels a character)
         text, line = [title], ""
         for bit in caption:
-            if line and len(line) + len(bit) + 2 > 400 * cols // 9:
+            if line and len(line) + len(bit) + 2 > 400 * cols // 10:
                 text.append(line + ";")
                 line = ""
             line = f"{line}; {bit}" if line else bit
@@ -484,18 +667,24 @@ class ClaimPlots:
                  f" font \",13\" margins 0.05,0.98,{75 / height:.3f},{1 - (100 + 20 * len(text)) / height:.3f}"
                  f" spacing 0.06,{110 / height:.3f}",
                  "set xlabel \"workers\"", "set ylabel \"speedup (x)\""]
-        for i, (base, series, bound_index) in enumerate(panels):
-            body.append(f"set title {gp_str('over ' + base)}")
+        for panel_title, series, envelope, bound_index in panels:
+            body.append(f"set title {gp_str(panel_title)}")
             body.append("unset key")
-            body += self.panel_body(series, top, bound_index)
+            body += self.panel_body(series, envelope, bound_index)
         # the key: a panel of its own, every series once (with an undefined point)
         keyed, entries = set(), []
-        for _, series, bound_index in panels:
-            for label, color, dashed, _ in series:
-                if label not in keyed:
-                    keyed.add(label)
-                    entries.append(f"NaN with linespoints lw 2 pt 6 lc rgb {gp_str(color)}"
-                                   f"{' dt 2' if dashed else ''} title {gp_str(label)}")
+        style = styles([v for v in self.lines
+                        if any(label == v for _, series, _, _ in panels for label, _, _ in series)],
+                       self.lines)
+        for v, (color, pt, _) in style.items():
+            keyed.add(v)
+            entries.append(f"NaN with linespoints lw 2 pt {pt} lc rgb {gp_str(color)} "
+                           f"title {gp_str(v)}")
+        for _, series, envelope, bound_index in panels:
+            if envelope and "envelope" not in keyed:
+                keyed.add("envelope")
+                entries.append(f"NaN with boxes fc rgb {gp_str(ENVELOPE_COLOR)} fs solid 0.5 "
+                               f"noborder title {gp_str(ENVELOPE_LABEL)}")
             if bound_index is not None and "bound" not in keyed:
                 keyed.add("bound")
                 entries.append("NaN with lines lw 1.5 dt 3 lc rgb \"#000000\" "
@@ -506,7 +695,7 @@ class ClaimPlots:
                            "\"filled: significant\"")
         body += ["unset title", "unset xlabel", "unset ylabel", "unset border", "unset tics",
                  "unset grid", "unset object 1", "unset arrow", "unset logscale x",
-                 "set xrange [0:1]", "set yrange [0:1]",
+                 "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
                  f"set key center center vertical maxrows {len(entries)}"
                  " font \",10\"",
                  "plot " + ", \\\n     ".join(entries)]
@@ -522,7 +711,8 @@ class ClaimPlots:
         marks = f"filled: significant (Mann-Whitney, alpha {self.alpha:g})"
         for i, bench in enumerate(scenarios, 1):
             p = self.figure(f"claim_{i}_{safe_name(display_name(bench))}",
-                            f"Does a variant beat the pools by 30-50%? {scenario_label(bench)}",
+                            f"Does a variant beat the pools by 30-50%? "
+                            f"{bench_words(bench).split(', ', 1)[-1]}",
                             lambda t, base, v, b=bench: self.curve(t, b, base, v),
                             ["green band: 1.3-1.5x", bars, marks])
             if p:
@@ -645,6 +835,6 @@ def row_label(benchmark):
     name = display_name(benchmark)
     wl = workload_of(name)
     params = params_of(name)
-    text = ", ".join(f"{k} {v}" for k, v in params.items())
+    text = ", ".join(param_words(k, v) for k, v in params.items())
     text = text if len(text) <= 72 else text[:71] + "~"
     return f"{wl}: {text}" if text else wl

@@ -145,8 +145,18 @@ def test_a_simulated_run_is_dashed_and_named_with_its_model():
             e.counters["work_s"] = 0.001
     figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
     script = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"].script(TERMINALS)
-    assert '"chaselev simulated (box8)"' in script and "dt 2" in script
-    assert "Brent bound" in script
+    # measured and simulated in panels of their own, the simulated one titled so
+    fig = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
+    titles = [line for line in fig.body if line.startswith("set title")]
+    assert 'set title "over threadpool"' in titles
+    assert 'set title "SIMULATED (box8): over threadpool"' in titles
+    panels = [line for line in fig.body if line.startswith("plot datafile")]
+    sim_blocks = {i for i, b in enumerate(blocks(fig)) if "simulated (box8)" in b.splitlines()[0]}
+    assert sim_blocks
+    for cmd in panels:                  # no panel draws both
+        used = {int(i) for i in __import__("re").findall(r"index (\d+)", cmd)}
+        assert used <= sim_blocks or not used & sim_blocks, cmd
+    assert "dt 2" in script and "Brent bound" in script
 
 
 def test_the_bound_is_brents_max_of_work_over_p_and_span():
@@ -174,7 +184,7 @@ def test_heat_map_cells_are_log2_speedups_with_row_labels_and_missing_cells_mark
     fig = claim_figures()["heatmap_vs_threadpool"]
     script = fig.script(TERMINALS)
     # rows labelled by their parameters, no separate key
-    assert '"imbalance: imbalance 2, grain_us 100, submitters 2" 3' in script
+    assert '"imbalance: imbalance 2, grain 100 us, submitters 2" 3' in script
     assert "with image" in script and "matrix" in script
     assert "Which variant is faster than threadpool" in fig.title
     # static's imbalance:2 at 2 workers is an error: its cell is marked, not white
