@@ -71,9 +71,9 @@ COMPANION_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD)
 def measured_code(simulated=False):
     """The pathspecs of the code a real (or simulated) run measures."""
     paths = ["asm", "common", "variants", "workloads", "harness", "Makefile",
-             ":(exclude)*.py", ":(exclude)*.md", ":(exclude)harness/machines"]
-    if not simulated:
-        paths.append(":(exclude)harness/sim")
+             ":(exclude)*.py", ":(exclude)*.md"]
+    if not simulated:  # the engine and the machine models make only simulated results
+        paths += [":(exclude)harness/sim", ":(exclude)harness/machines"]
     return paths
 
 # `./run.py publish`: raw files at least this large are kept gzip-compressed.

@@ -57,7 +57,8 @@ def test_publish_prunes_compresses_and_leaves_no_absolute_path(fake_root, monkey
     json.dump(doc, open(raw, "w"))
     plots = os.path.join(fake_root, "plots", os.path.basename(run_dir))
     os.makedirs(plots)
-    for name in ("kept.png", "dropped.png", "kept.dat"):
+    for name in ("kept.png", "kept.svg", "dropped.png", "dropped.svg", "kept.dat",
+                 "why_fib_n-25.png", "why_fib_n-25.svg"):
         open(os.path.join(plots, name), "w").write(f"figure in {fake_root}\n" * (name == "kept.dat"))
     with open(os.path.join(run_dir, "REPORT.md"), "w") as f:
         f.write(f"# run in {fake_root}/results\n![a](../../plots/{os.path.basename(run_dir)}/kept.png)"
@@ -68,7 +69,8 @@ def test_publish_prunes_compresses_and_leaves_no_absolute_path(fake_root, monkey
     assert summary["publishable"] and summary["compressed"] > 0
     assert sorted(os.listdir(run_dir)) == ["REPORT.md", "meta.json", "plan.json", "raw",
                                            "status.json"]
-    assert os.listdir(plots) == ["kept.png"]
+    # the embedded figure with its SVG, and every why-figure (steals, parks, CPU)
+    assert sorted(os.listdir(plots)) == ["kept.png", "kept.svg", "why_fib_n-25.png"]
     assert glob.glob(os.path.join(run_dir, "raw", "**", "*.json.gz"), recursive=True)
     for path, text in all_text(run_dir):
         assert fake_root not in text, path

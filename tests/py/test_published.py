@@ -1,7 +1,7 @@
 """Every run README.md presents (each results/<id> it, harness/sim/README.md or
 results/validation/README.md names) was measured at the measured code now in the tree
-(config.measured_code: the C the benches compile, not Python, prose or the machine
-models): none of it differs between its recorded git revision and HEAD, and it was
+(config.measured_code: the C the benches compile, not Python or prose; for a simulated
+run also the engine and the machine models): none of it differs between its recorded git revision and HEAD, and it was
 measured from a clean tree
 (meta.json "publishable").  A run that predates
 that record is skipped with the reason, until it is republished (issue 14)."""
@@ -90,8 +90,8 @@ def test_the_presented_run_measured_the_current_code(run_id):
 
 def code_changes(rev, head="HEAD", simulated=False):
     """Files of the measured code (config.measured_code: what the benches, the reference
-    rows and, for a simulated run, the simulator compile) that differ between rev and
-    HEAD.  Python, documentation and the machine models change nothing such a run
+    rows and, for a simulated run, the simulator compile, and its machine models) that
+    differ between rev and HEAD.  Python and documentation change nothing a run
     measured."""
     p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, head, "--"]
                        + measured_code(simulated), capture_output=True, text=True, check=True)
@@ -123,6 +123,9 @@ def test_code_changes_ignores_a_recalibrated_machine_model():
                              capture_output=True, text=True, check=True).stdout.split()
     assert any(f.startswith("harness/machines/") for f in touched)
     assert not any(f.startswith("harness/machines/") for f in code_changes(last + "~1", last))
+    # a simulated run's numbers come from the models: for it the change counts
+    assert any(f.startswith("harness/machines/")
+               for f in code_changes(last + "~1", last, simulated=True))
 
 
 def test_code_changes_sees_the_simulator_only_for_simulated_runs():
