@@ -43,7 +43,8 @@ static inline task_t *adaptive_wait(worker_t *w)
         atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
                                                 memory_order_relaxed)) {
         int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + ADAPTIVE_SPIN_NS;
-        for (unsigned i = 0; !core_stopping() && (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);
+        for (unsigned i = 0; !core_stopping() && i < IDLE_SEARCH_ROUNDS_MAX &&
+                             (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);
              i++) {
             task_t *t = find_work(w);
             if (t) {

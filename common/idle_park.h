@@ -29,13 +29,13 @@
  * targeted wake (a task placed on one worker's queue, for variants without stealing)
  * goes to that worker's lot.
  *
- * Before it announces itself, an idle worker searches a few more times over ~5-10 us
+ * Before it announces itself, an idle worker searches a while longer, PARK_SEARCH_NS
  * (park_search).  Unannounced, so the protocol above is unchanged: a waker that reads
  * sleepers == 0 while a worker searches relies on that worker's own later announcement
  * and recheck.  It keeps a worker that runs dry between a submitter's tasks from paying
  * a park and its wake-up per task (the foreign-submission case, issue 12).  It is not
  * adaptive's spinning: nobody counts the searchers and no waker skips a wake-up for
- * them, and it lasts a few microseconds, not until a spin budget runs out.
+ * them, and it lasts a fixed time, not until a spin budget runs out.
  *
  * The watcher (sched.c, make_ready_again, explains why one is needed).  A task woken on
  * a busy worker waits in that worker's runnext slot with no wake-up.  So while some
@@ -121,12 +121,19 @@ static inline void park_teardown(void)
  * round (~25 ns, vDSO) is the price.  Fixed here, not a -D: a different search is a
  * different variant. */
 #define PARK_SEARCH_NS 80000
+/* A backstop for every clock-bounded search (this one, idle_adaptive.h's spin), never
+ * reached on hardware: a round has up to 128 pauses and a pause lasts at least a few
+ * cycles (~24 ns here), so 1024 rounds outlast 180 us anywhere.  Where pauses and clock
+ * reads cost nothing, as in the simulator's unit-cost test model, the clock never
+ * reaches the end, and the search ends after this many rounds instead of spinning in
+ * place forever. */
+#define IDLE_SEARCH_ROUNDS_MAX 1024
 
 /* Unannounced searching before parking: see above. */
 static inline task_t *park_search(worker_t *w)
 {
     int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + PARK_SEARCH_NS;
-    for (unsigned i = 0;; i++) {
+    for (unsigned i = 0; i < IDLE_SEARCH_ROUNDS_MAX; i++) {
         for (unsigned k = 0; k < (8u << (i < 4 ? i : 4)); k++)
             cpu_relax();
         task_t *t = find_work(w);
@@ -135,6 +142,7 @@ static inline task_t *park_search(worker_t *w)
         if (sb_clock_ns(CLOCK_MONOTONIC) >= end)
             return NULL;
     }
+    return NULL;
 }
 
 /* Become the watcher if it is wanted (another worker runs: else no slot can fill

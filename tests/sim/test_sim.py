@@ -211,7 +211,9 @@ def test_fresh_stacks_are_charged_and_a_fifo_pool_maps_more(flat, tmp_path):
 
 
 def test_dropped_wakeup_is_a_stall_naming_the_stuck_threads(flat):
-    p = run("_broken_wake", flat["test8"], 2, "imbalance", "0,5,100,1,0,0", check=False)
+    # article: the late submitters' tasks come 1 ms after the others', long after the
+    # workers ran dry, searched (PARK_SEARCH_NS) and parked: their wake-up is dropped.
+    p = run("_broken_wake", flat["test8"], 2, "article", "100,50,100,20,1", check=False)
     assert p.returncode == 3, p.stderr
     assert "stall" in p.stderr
     for who in ("worker 0", "worker 1", "main"):
