@@ -267,6 +267,22 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     return NULL;
 }
 
+task_t *core_task_lock(bthread_t tid, bool *invalid)
+{
+    task_t *t = core_task_of(tid, invalid);
+    if (!t)
+        return NULL;
+    spin_lock(&t->wait_lock);
+    /* relaxed: task_end moves join_bx.value under wait_lock, which we hold.  The id was
+     * alive above, so the value still equal to its version means it still is (a value
+     * never returns to an old version short of 2^32 incarnations) */
+    if ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed) ==
+        (uint32_t)(tid >> 32))
+        return t;
+    spin_unlock(&t->wait_lock); /* it ended in between */
+    return NULL;
+}
+
 static unsigned long live_tasks(void)
 {
     unsigned long live = 0;
@@ -984,12 +1000,18 @@ static worker_t *task_end(worker_t *w, task_t *t)
      * store there (a rare lost join wake-up under `make test`'s aarch64 run); an RMW is
      * a locked host instruction, a full barrier, under qemu too. */
     uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    /* Under wait_lock: bthread_stop and bthread_interrupt check the version and write
+     * the flags under it (core_task_lock), so they either reach this incarnation before
+     * it ends (the flags are reset below) or see it ended; never the slot's next task. */
+    spin_lock(&t->wait_lock);
     atomic_exchange_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
                              memory_order_seq_cst);
+    spin_unlock(&t->wait_lock);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
     /* reset the run-time fields for the slot's next task here, where the line is local
-     * (relaxed: the slot's next owner gets it through the free list's ordering) */
+     * (relaxed: the slot's next owner gets it through the free list's ordering; a
+     * stopper's flag writes came before our unlock above, so these land after them) */
     t->nswitch = 0;
     atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);

