@@ -532,6 +532,7 @@ struct worker {
     task_t *inline_next;             /* a task for the main loop to run on its stack */
     uint64_t rng;
     unsigned tick;
+    unsigned runnext_tick; /* searches that found the runnext slot full (find_local) */
     unsigned yield_tick; /* yields that found nothing ready here (bthread_yield) */
     int index;
     struct free_cache free_slots;
@@ -1175,17 +1176,27 @@ static task_t *steal_round(worker_t *w)
 
 /* Non-blocking: own runnext, own run queue, own remote queue (first every
  * REMOTE_FIRST_EVERY-th time: bounded starvation of submitted work under LIFO), then
- * other workers' (steal_round). */
-#define REMOTE_FIRST_EVERY 64u /* a power of two */
+ * other workers' (steal_round).  Every RUNNEXT_QUEUE_EVERY-th time the runnext slot is
+ * full, the run queue and then the remote queue go before it: two tasks that wake each
+ * other (a semaphore ping-pong) refill the slot at every switch, and would otherwise
+ * keep the queues from running for as long as they play (forever, if they wait for a
+ * queued task).  So a worker's queues wait at most RUNNEXT_QUEUE_EVERY picks from its
+ * runnext slot; the woken task stays in the slot meanwhile. */
+#define REMOTE_FIRST_EVERY 64u  /* a power of two */
+#define RUNNEXT_QUEUE_EVERY 64u /* a power of two */
 static task_t *find_local(worker_t *w)
 {
     task_t *t;
     if ((++w->tick & (REMOTE_FIRST_EVERY - 1)) == 0 && (t = remote_pop_own(w)))
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
-    if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
-        (t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
-        return t;
+    if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed)) {
+        if ((++w->runnext_tick & (RUNNEXT_QUEUE_EVERY - 1)) == 0 &&
+            ((t = RQ_POP(w)) || (t = remote_pop_own(w))))
+            return t;
+        if ((t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
+            return t;
+    }
     if ((t = RQ_POP(w)))
         return t;
     return remote_pop_own(w);

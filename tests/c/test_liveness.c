@@ -11,10 +11,18 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "bthread.h"
+
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 /* ---- 2. a stale stop or interrupt never reaches the slot's next task -------------- */
 #define STALE_SECONDS 2
@@ -103,4 +111,83 @@ Test(liveness, a_stale_stop_never_reaches_the_task_that_reuses_the_slot, .timeou
                  "%ld of %ld never-published tasks got an EINTR nobody sent them",
                  atomic_load(&stale_eintr_seen), atomic_load(&fresh_runs));
     cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- 4. runnext does not starve the run queue ------------------------------------- */
+/* Two bthreads hand a turn back and forth through semaphores (each wake-up goes to the
+ * waker's runnext slot); the pinger starts a third task from its worker and plays on
+ * until that task has run.  With one worker nothing can steal it: only the worker's own
+ * pick order lets it run.  The deadline turns the old endless ping-pong into a failure. */
+#define PINGPONG_DEADLINE_NS (3 * 1000000000ll)
+
+typedef struct pingpong {
+    bthread_sem_t ping, pong;
+    _Atomic int third_ran, done;
+    long rounds;
+    bool ran_during; /* the third task ran while the ping-pong went on (pinger only) */
+} pingpong_t;
+
+static void *third(void *p)
+{
+    atomic_store(&((pingpong_t *)p)->third_ran, 1);
+    return NULL;
+}
+
+static void *ponger(void *p)
+{
+    pingpong_t *pp = p;
+    for (;;) {
+        cr_assert_eq(bthread_sem_wait(&pp->pong), 0);
+        if (atomic_load(&pp->done))
+            return NULL;
+        cr_assert_eq(bthread_sem_post(&pp->ping), 0);
+    }
+}
+
+static void *pinger(void *p)
+{
+    pingpong_t *pp = p;
+    bthread_t b, c = 0;
+    cr_assert_eq(bthread_start_background(&b, NULL, ponger, pp), 0);
+    int64_t end = mono_ns() + PINGPONG_DEADLINE_NS;
+    for (pp->rounds = 0; !atomic_load(&pp->third_ran) && mono_ns() < end; pp->rounds++) {
+        if (pp->rounds == 10) /* the ping-pong is in full swing */
+            cr_assert_eq(bthread_start_background(&c, NULL, third, pp), 0);
+        cr_assert_eq(bthread_sem_post(&pp->pong), 0);
+        cr_assert_eq(bthread_sem_wait(&pp->ping), 0);
+    }
+    pp->ran_during = atomic_load(&pp->third_ran); /* before the join below runs it */
+    atomic_store(&pp->done, 1);
+    cr_assert_eq(bthread_sem_post(&pp->pong), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    if (c)
+        cr_assert_eq(bthread_join(c, NULL), 0);
+    return NULL;
+}
+
+static void pingpong_waits_for_a_third_task(int workers)
+{
+    cr_assert_eq(bthread_setconcurrency(workers), 0);
+    pingpong_t pp = {.third_ran = 0};
+    cr_assert_eq(bthread_sem_init(&pp.ping, 0), 0);
+    cr_assert_eq(bthread_sem_init(&pp.pong, 0), 0);
+    bthread_t a;
+    cr_assert_eq(bthread_start_background(&a, NULL, pinger, &pp), 0);
+    cr_assert_eq(bthread_join(a, NULL), 0);
+    cr_assert(pp.ran_during,
+              "a task started during a ping-pong never ran (%ld round trips, %d worker(s))",
+              pp.rounds, workers);
+    cr_assert_eq(bthread_sem_destroy(&pp.ping), 0);
+    cr_assert_eq(bthread_sem_destroy(&pp.pong), 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+Test(liveness, a_pingpong_does_not_starve_the_run_queue_on_one_worker, .timeout = 30)
+{
+    pingpong_waits_for_a_third_task(1);
+}
+
+Test(liveness, a_pingpong_does_not_starve_the_run_queue_on_two_workers, .timeout = 30)
+{
+    pingpong_waits_for_a_third_task(2);
 }
