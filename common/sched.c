@@ -110,6 +110,13 @@ static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->ne
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
+/* The first version of every slot a new chunk makes: past every version the scheduler
+ * handed out before its last shutdown, so an id from before a shutdown names nothing
+ * after the restart (it is stale, as any ended id).  Moved by pool_free_all, under
+ * ctl.lock; read by pool_grow and core_task_of (relaxed: the next start-up is ordered
+ * after the shutdown by ctl.lock and core_ensure_started's acquire, which every caller
+ * of pool_grow passed; core_task_of only compares an id's version with it). */
+static _Atomic uint32_t version_floor = 1;
 /* The lock and what it guards share a line of their own (no other global's writes). */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
@@ -126,10 +133,11 @@ static bool pool_grow(void) /* under pool.lock */
     if (!chunk)
         return false;
     memset(chunk, 0, SLOTS_PER_CHUNK * sizeof(task_t));
+    uint32_t first = atomic_load_explicit(&version_floor, memory_order_relaxed);
     for (uint32_t i = SLOTS_PER_CHUNK; i-- > 0;) {
         task_t *t = &chunk[i];
         t->slot = c * SLOTS_PER_CHUNK + i;
-        butex_init_embedded(&t->join_bx, 1); /* free; its first version will be 1 */
+        butex_init_embedded(&t->join_bx, (int)first); /* free; its first version */
         link_set(t, pool.free);
         pool.free = t;
     }
@@ -249,6 +257,9 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     uint32_t version = (uint32_t)(tid >> 32);
     task_t *t = version ? slot_task((uint32_t)tid) : NULL;
     bool never = t == NULL;
+    if (!t && version) /* a chunk not grown since the restart: older ids are stale */
+        never = (int32_t)(version - atomic_load_explicit(&version_floor,
+                                                         memory_order_relaxed)) >= 0;
     if (t) {
         /* acquire: pairs with the release in task_end; alive iff the versions match */
         uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
@@ -297,12 +308,26 @@ static unsigned long live_tasks(void)
     return live;
 }
 
+/* Under ctl.lock, every task ended: free the slots, and move version_floor past every
+ * version handed out (a free slot's join_bx.value is the next one it would hand out;
+ * compared as serial numbers, as versions wrap). */
 static void pool_free_all(void)
 {
     atomic_fetch_add_explicit(&pool_generation, 1, memory_order_relaxed);
     uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
-    for (uint32_t c = 0; c < n; c++)
-        free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
+    uint32_t floor = atomic_load_explicit(&version_floor, memory_order_relaxed);
+    for (uint32_t c = 0; c < n; c++) {
+        task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
+        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++) {
+            /* relaxed: every task ended before shutdown found no live task */
+            uint32_t v = (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
+                                                        memory_order_relaxed);
+            if ((int32_t)(v - floor) > 0)
+                floor = v;
+        }
+        free(chunk);
+    }
+    atomic_store_explicit(&version_floor, floor ? floor : 1, memory_order_relaxed);
     atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     pool.free = NULL;
     pool.batches = NULL;

@@ -191,3 +191,44 @@ Test(liveness, a_pingpong_does_not_starve_the_run_queue_on_two_workers, .timeout
 {
     pingpong_waits_for_a_third_task(2);
 }
+
+/* ---- 5. ids stay unique across shutdown and restart ------------------------------- */
+static bthread_sem_t restart_sem;
+static _Atomic int long_rc = -1, long_stopped = -1; /* -1: still waiting */
+
+static void *long_task(void *p)
+{
+    (void)p;
+    int rc = bthread_sem_wait(&restart_sem); /* until the test posts (EINTR: interrupted) */
+    atomic_store(&long_stopped, bthread_stopped(bthread_self()));
+    atomic_store(&long_rc, rc);
+    return NULL;
+}
+
+Test(liveness, ids_from_before_a_shutdown_stay_stale_after_the_restart, .timeout = 20)
+{
+    cr_assert_eq(bthread_setconcurrency(2), 0);
+    bthread_t old;
+    cr_assert_eq(bthread_start_background(&old, NULL, ends_at_once, NULL), 0);
+    cr_assert_eq(bthread_join(old, NULL), 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+
+    cr_assert_eq(bthread_sem_init(&restart_sem, 0), 0);
+    bthread_t fresh_id;
+    cr_assert_eq(bthread_start_background(&fresh_id, NULL, long_task, NULL), 0);
+    cr_assert_neq(fresh_id, old, "the restarted scheduler handed out the old id again");
+    /* the old id is stale: as any ended id (bthread.h), and the new task is untouched */
+    cr_assert_eq(bthread_stop(old), EINVAL);
+    cr_assert_eq(bthread_interrupt(old), ESRCH);
+    cr_assert_eq(bthread_stopped(old), 1);
+    cr_assert_eq(bthread_join(old, NULL), 0); /* at once: the new task waits on us */
+    cr_assert_eq(atomic_load(&long_rc), -1, "the new task was woken through the old id");
+    cr_assert_eq(bthread_stopped(fresh_id), 0);
+    cr_assert_eq(bthread_sem_post(&restart_sem), 0);
+    cr_assert_eq(bthread_join(fresh_id, NULL), 0);
+    cr_assert_eq(atomic_load(&long_rc), 0, "the new task's sem_wait returned %d",
+                 atomic_load(&long_rc));
+    cr_assert_eq(atomic_load(&long_stopped), 0, "the new task saw itself stopped");
+    cr_assert_eq(bthread_sem_destroy(&restart_sem), 0);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
