@@ -25,8 +25,9 @@ static int64_t mono_ns(void)
 }
 
 /* ---- 2. a stale stop or interrupt never reaches the slot's next task -------------- */
-#define STALE_SECONDS 2
-#define STOPPERS 2
+#define STALE_SECONDS 3
+#define STOPPERS 4 /* more than the cores: each is often preempted mid-stop */
+#define SHORT_YIELDS 4
 
 static _Atomic bthread_t stale_target; /* the latest published id (it ends at once) */
 static _Atomic int stale_done;
@@ -38,11 +39,22 @@ static void *ends_at_once(void *p)
     return NULL;
 }
 
+/* Alive a little while after its id is published, so that a stop often finds it alive
+ * and then, preempted, lands after it ended. */
+static void *ends_soon(void *p)
+{
+    (void)p;
+    for (int i = 0; i < SHORT_YIELDS; i++)
+        bthread_yield();
+    return NULL;
+}
+
 /* A task whose id nobody ever sees: nobody may stop or interrupt it. */
 static void *fresh(void *p)
 {
     (void)p;
-    bthread_yield(); /* a wider window for a stale stop to land */
+    for (int i = 0; i < SHORT_YIELDS; i++) /* a wider window for a stale stop to land */
+        bthread_yield();
     if (bthread_stopped(bthread_self()))
         atomic_fetch_add(&stale_stopped_seen, 1);
     if (bthread_usleep(1) != 0) /* a pending interrupt returns EINTR at once */
@@ -60,7 +72,7 @@ static void *churner(void *p)
     (void)p;
     while (!atomic_load(&stale_done)) {
         bthread_t s, f[4];
-        cr_assert_eq(bthread_start_background(&s, NULL, ends_at_once, NULL), 0);
+        cr_assert_eq(bthread_start_background(&s, NULL, ends_soon, NULL), 0);
         atomic_store(&stale_target, s);
         bthread_join(s, NULL);
         for (int i = 0; i < 4; i++)
