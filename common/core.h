@@ -89,8 +89,8 @@ struct task {
     int saved_errno;
     bool borrowed_stack;         /* running inline on its joiner's stack */
     spinlock_t wait_lock;        /* the version moves under it (core_task_lock) */
-    _Atomic bool interrupted;    /* set by bthread_interrupt / bthread_stop, under wait_lock */
-    _Atomic bool stopped;        /* set by bthread_stop, under wait_lock */
+    _Atomic bool interrupted;    /* set by bthread_interrupt/_stop under wait_lock */
+    _Atomic bool stopped;        /* set by bthread_stop under wait_lock */
     _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
     butex_t join_bx;
 };

@@ -7,13 +7,14 @@
  * doing one of: compute and yield; a timed cond wait (a pthread broadcasts now and
  * then); a timed semaphore wait (a pthread posts now and then); a sleep that a pthread
  * may interrupt; bthread-local values under a stable key (whose destructor sleeps for
- * every other value) and under keys that another pthread deletes and re-creates; a timed wait on its own pipe, written by a child
- * bthread after a random delay; a semaphore ping-pong that plays until a task it
- * started has run (runnext must not starve the run queue); a child that ends at once
- * and whose id a pthread keeps stopping, then a fresh child in its slot that must
- * never see itself stopped or interrupted; a mutex-protected counter.  After each round it checks
- * that every bthread ran exactly once, that every wait ended (started == ended), that
- * the stable key's destructor ran once per value and that the counter is exact.
+ * every other value) and under keys that another pthread deletes and re-creates; a timed
+ * wait on its own pipe, written by a child bthread after a random delay; a semaphore
+ * ping-pong that plays until a task it started has run (runnext must not starve the run
+ * queue); a child that ends at once and whose id a pthread keeps stopping, then a fresh
+ * child in its slot that must never see itself stopped or interrupted; a mutex-protected
+ * counter.  After each round it checks that every bthread ran exactly once, that every
+ * wait ended (started == ended), that the stable key's destructor ran once per value and
+ * that the counter is exact.
  * An alarm ends a hung run: the process dies with SIGALRM, a failure.  Exit 0 = passed.
  */
 #include <errno.h>

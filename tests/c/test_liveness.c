@@ -129,7 +129,7 @@ Test(liveness, a_stale_stop_never_reaches_the_task_that_reuses_the_slot, .timeou
 /* Two bthreads hand a turn back and forth through semaphores (each wake-up goes to the
  * waker's runnext slot); the pinger starts a third task from its worker and plays on
  * until that task has run.  With one worker nothing can steal it: only the worker's own
- * pick order lets it run.  The deadline turns the old endless ping-pong into a failure. */
+ * pick order lets it run.  The deadline turns an endless ping-pong into a failure. */
 #define PINGPONG_DEADLINE_NS (3 * 1000000000ll)
 
 typedef struct pingpong {
@@ -211,7 +211,7 @@ static _Atomic int long_rc = -1, long_stopped = -1; /* -1: still waiting */
 static void *long_task(void *p)
 {
     (void)p;
-    int rc = bthread_sem_wait(&restart_sem); /* until the test posts (EINTR: interrupted) */
+    int rc = bthread_sem_wait(&restart_sem); /* until the test posts; EINTR: interrupted */
     atomic_store(&long_stopped, bthread_stopped(bthread_self()));
     atomic_store(&long_rc, rc);
     return NULL;
