@@ -203,8 +203,8 @@ static void wait_remained(void *arg)
     task_t *t = w->task;
     butex_t *b = atomic_load_explicit(&w->container, memory_order_relaxed);
     spin_lock(&t->wait_lock);
-    /* relaxed: the flag is set before bthread_interrupt takes wait_lock, which we hold
-     * now, so the lock orders it; load first, the exchange (a locked RMW) only when set */
+    /* relaxed: bthread_interrupt sets the flag under wait_lock, which we hold now, so
+     * the lock orders it; load first, the exchange (a locked RMW) only when set */
     if (atomic_load_explicit(&t->interrupted, memory_order_relaxed) &&
         atomic_exchange_explicit(&t->interrupted, false, memory_order_relaxed)) {
         w->reason = EINTR;
@@ -307,17 +307,21 @@ int butex_wait(void *p, int expected, const struct timespec *abstime)
 }
 
 /* ---- interrupt, stop, sleep ----------------------------------------------------------- */
-int bthread_interrupt(bthread_t tid)
+/* Interrupt tid (and mark it stopped, for bthread_stop).  The version check and the
+ * writes are one step with respect to slot reuse: core_task_lock holds the task's
+ * wait_lock, under which task_end moves the version (as brpc checks the version under
+ * the task's version lock), so a stale id reaches nobody. */
+static int interrupt_task(bthread_t tid, bool stop)
 {
     bool invalid;
-    task_t *t = core_task_of(tid, &invalid);
+    task_t *t = core_task_lock(tid, &invalid);
     if (!t)
-        return invalid ? EINVAL : ESRCH;
-    /* relaxed, ordered by wait_lock: a waiter that takes wait_lock after our unlock
-     * sees the flag; one that took it before is queued (we take it off) or not waiting.
-     * (On aarch64 this store may become visible only after our spin_lock: both hold.) */
+        return stop || invalid ? EINVAL : ESRCH;
+    /* relaxed, ordered by wait_lock: a waiter that takes wait_lock after our unlock sees
+     * the flags; one that took it before is queued (we take it off) or not waiting */
+    if (stop)
+        atomic_store_explicit(&t->stopped, true, memory_order_relaxed);
     atomic_store_explicit(&t->interrupted, true, memory_order_relaxed);
-    spin_lock(&t->wait_lock);
     butex_waiter_t *w = t->waiter;
     bool wake = false;
     if (w) {
@@ -336,19 +340,22 @@ int bthread_interrupt(bthread_t tid)
     return 0;
 }
 
-int bthread_stop(bthread_t tid)
-{
-    task_t *t = core_task_of(tid, NULL);
-    if (!t)
-        return EINVAL;
-    atomic_store_explicit(&t->stopped, true, memory_order_relaxed);
-    return bthread_interrupt(tid);
-}
+int bthread_interrupt(bthread_t tid) { return interrupt_task(tid, false); }
+
+int bthread_stop(bthread_t tid) { return interrupt_task(tid, true); }
 
 int bthread_stopped(bthread_t tid)
 {
-    task_t *t = core_task_of(tid, NULL);
-    return !t || atomic_load_explicit(&t->stopped, memory_order_relaxed);
+    task_t *self = core_current();
+    /* the caller itself is alive while it asks: no lock (relaxed: a flag) */
+    if (self && core_tid(self) == tid)
+        return atomic_load_explicit(&self->stopped, memory_order_relaxed);
+    task_t *t = core_task_lock(tid, NULL); /* else we might read the slot's next task */
+    if (!t)
+        return 1;
+    int stopped = atomic_load_explicit(&t->stopped, memory_order_relaxed);
+    spin_unlock(&t->wait_lock);
+    return stopped;
 }
 
 /* Any length: the deadline saturates (a sleep of 2^63 us or more lasts until the end

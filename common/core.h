@@ -88,9 +88,9 @@ struct task {
     void *exit_frame;            /* bthread_exit's way out when not on its own stack */
     int saved_errno;
     bool borrowed_stack;         /* running inline on its joiner's stack */
-    spinlock_t wait_lock;
-    _Atomic bool interrupted;    /* set by bthread_interrupt / bthread_stop */
-    _Atomic bool stopped;
+    spinlock_t wait_lock;        /* the version moves under it (core_task_lock) */
+    _Atomic bool interrupted;    /* set by bthread_interrupt/_stop under wait_lock */
+    _Atomic bool stopped;        /* set by bthread_stop under wait_lock */
     _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
     butex_t join_bx;
 };
@@ -113,6 +113,11 @@ void core_suspend(void (*fn)(void *), void *arg);
 /* The task an id names while that id is alive, else NULL.  *invalid is set when the id
  * never named a slot. */
 task_t *core_task_of(bthread_t tid, bool *invalid);
+/* As core_task_of, but the task is returned with its wait_lock held: task_end moves the
+ * version under that lock, so until the caller unlocks, the incarnation cannot end and
+ * its slot cannot be reused.  A write through an id under this lock reaches the task it
+ * named or, once that ended, none (never the task that reuses the slot). */
+task_t *core_task_lock(bthread_t tid, bool *invalid);
 static inline bthread_t core_tid(const task_t *t)
 {
     return (uint64_t)atomic_load_explicit(&t->version, memory_order_relaxed) << 32 | t->slot;

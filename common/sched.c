@@ -110,6 +110,13 @@ static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->ne
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
+/* The first version of every slot a new chunk makes: past every version the scheduler
+ * handed out before its last shutdown, so an id from before a shutdown names nothing
+ * after the restart (it is stale, as any ended id).  Moved by pool_free_all, under
+ * ctl.lock; read by pool_grow and core_task_of (relaxed: the next start-up is ordered
+ * after the shutdown by ctl.lock and core_ensure_started's acquire, which every caller
+ * of pool_grow passed; core_task_of only compares an id's version with it). */
+static _Atomic uint32_t version_floor = 1;
 /* The lock and what it guards share a line of their own (no other global's writes). */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
@@ -126,10 +133,11 @@ static bool pool_grow(void) /* under pool.lock */
     if (!chunk)
         return false;
     memset(chunk, 0, SLOTS_PER_CHUNK * sizeof(task_t));
+    uint32_t first = atomic_load_explicit(&version_floor, memory_order_relaxed);
     for (uint32_t i = SLOTS_PER_CHUNK; i-- > 0;) {
         task_t *t = &chunk[i];
         t->slot = c * SLOTS_PER_CHUNK + i;
-        butex_init_embedded(&t->join_bx, 1); /* free; its first version will be 1 */
+        butex_init_embedded(&t->join_bx, (int)first); /* free; its first version */
         link_set(t, pool.free);
         pool.free = t;
     }
@@ -249,6 +257,9 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     uint32_t version = (uint32_t)(tid >> 32);
     task_t *t = version ? slot_task((uint32_t)tid) : NULL;
     bool never = t == NULL;
+    if (!t && version) /* a chunk not grown since the restart: older ids are stale */
+        never = (int32_t)(version - atomic_load_explicit(&version_floor,
+                                                         memory_order_relaxed)) >= 0;
     if (t) {
         /* acquire: pairs with the release in task_end; alive iff the versions match */
         uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
@@ -267,6 +278,22 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     return NULL;
 }
 
+task_t *core_task_lock(bthread_t tid, bool *invalid)
+{
+    task_t *t = core_task_of(tid, invalid);
+    if (!t)
+        return NULL;
+    spin_lock(&t->wait_lock);
+    /* relaxed: task_end moves join_bx.value under wait_lock, which we hold.  The id was
+     * alive above, so the value still equal to its version means it still is (a value
+     * never returns to an old version short of 2^32 incarnations) */
+    if ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed) ==
+        (uint32_t)(tid >> 32))
+        return t;
+    spin_unlock(&t->wait_lock); /* it ended in between */
+    return NULL;
+}
+
 static unsigned long live_tasks(void)
 {
     unsigned long live = 0;
@@ -281,12 +308,26 @@ static unsigned long live_tasks(void)
     return live;
 }
 
+/* Under ctl.lock, every task ended: free the slots, and move version_floor past every
+ * version handed out (a free slot's join_bx.value is the next one it would hand out;
+ * compared as serial numbers, as versions wrap). */
 static void pool_free_all(void)
 {
     atomic_fetch_add_explicit(&pool_generation, 1, memory_order_relaxed);
     uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
-    for (uint32_t c = 0; c < n; c++)
-        free(atomic_load_explicit(&chunks[c], memory_order_relaxed));
+    uint32_t floor = atomic_load_explicit(&version_floor, memory_order_relaxed);
+    for (uint32_t c = 0; c < n; c++) {
+        task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
+        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++) {
+            /* relaxed: every task ended before shutdown found no live task */
+            uint32_t v = (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
+                                                        memory_order_relaxed);
+            if ((int32_t)(v - floor) > 0)
+                floor = v;
+        }
+        free(chunk);
+    }
+    atomic_store_explicit(&version_floor, floor ? floor : 1, memory_order_relaxed);
     atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     pool.free = NULL;
     pool.batches = NULL;
@@ -516,6 +557,7 @@ struct worker {
     task_t *inline_next;             /* a task for the main loop to run on its stack */
     uint64_t rng;
     unsigned tick;
+    unsigned runnext_tick; /* searches that found the runnext slot full (find_local) */
     unsigned yield_tick; /* yields that found nothing ready here (bthread_yield) */
     int index;
     struct free_cache free_slots;
@@ -984,12 +1026,18 @@ static worker_t *task_end(worker_t *w, task_t *t)
      * store there (a rare lost join wake-up under `make test`'s aarch64 run); an RMW is
      * a locked host instruction, a full barrier, under qemu too. */
     uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    /* Under wait_lock: bthread_stop and bthread_interrupt check the version and write
+     * the flags under it (core_task_lock), so they either reach this incarnation before
+     * it ends (the flags are reset below) or see it ended; never the slot's next task. */
+    spin_lock(&t->wait_lock);
     atomic_exchange_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
                              memory_order_seq_cst);
+    spin_unlock(&t->wait_lock);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
     /* reset the run-time fields for the slot's next task here, where the line is local
-     * (relaxed: the slot's next owner gets it through the free list's ordering) */
+     * (relaxed: the slot's next owner gets it through the free list's ordering; a
+     * stopper's flag writes came before our unlock above, so these land after them) */
     t->nswitch = 0;
     atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
@@ -1153,17 +1201,27 @@ static task_t *steal_round(worker_t *w)
 
 /* Non-blocking: own runnext, own run queue, own remote queue (first every
  * REMOTE_FIRST_EVERY-th time: bounded starvation of submitted work under LIFO), then
- * other workers' (steal_round). */
-#define REMOTE_FIRST_EVERY 64u /* a power of two */
+ * other workers' (steal_round).  Every RUNNEXT_QUEUE_EVERY-th time the runnext slot is
+ * full, the run queue and then the remote queue go before it: two tasks that wake each
+ * other (a semaphore ping-pong) refill the slot at every switch, and would otherwise
+ * keep the queues from running for as long as they play (forever, if they wait for a
+ * queued task).  So a worker's queues wait at most RUNNEXT_QUEUE_EVERY picks from its
+ * runnext slot; the woken task stays in the slot meanwhile. */
+#define REMOTE_FIRST_EVERY 64u  /* a power of two */
+#define RUNNEXT_QUEUE_EVERY 64u /* a power of two */
 static task_t *find_local(worker_t *w)
 {
     task_t *t;
     if ((++w->tick & (REMOTE_FIRST_EVERY - 1)) == 0 && (t = remote_pop_own(w)))
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
-    if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed) &&
-        (t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
-        return t;
+    if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed)) {
+        if ((++w->runnext_tick & (RUNNEXT_QUEUE_EVERY - 1)) == 0 &&
+            ((t = RQ_POP(w)) || (t = remote_pop_own(w))))
+            return t;
+        if ((t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
+            return t;
+    }
     if ((t = RQ_POP(w)))
         return t;
     return remote_pop_own(w);

@@ -7,10 +7,14 @@
  * doing one of: compute and yield; a timed cond wait (a pthread broadcasts now and
  * then); a timed semaphore wait (a pthread posts now and then); a sleep that a pthread
  * may interrupt; bthread-local values under a stable key (whose destructor sleeps for
- * every other value) and under keys that another pthread deletes and re-creates; a timed wait on its own pipe, written by a child
- * bthread after a random delay; a mutex-protected counter.  After each round it checks
- * that every bthread ran exactly once, that every wait ended (started == ended), that
- * the stable key's destructor ran once per value and that the counter is exact.
+ * every other value) and under keys that another pthread deletes and re-creates; a timed
+ * wait on its own pipe, written by a child bthread after a random delay; a semaphore
+ * ping-pong that plays until a task it started has run (runnext must not starve the run
+ * queue); a child that ends at once and whose id a pthread keeps stopping, then a fresh
+ * child in its slot that must never see itself stopped or interrupted; a mutex-protected
+ * counter.  After each round it checks that every bthread ran exactly once, that every
+ * wait ended (started == ended), that the stable key's destructor ran once per value and
+ * that the counter is exact.
  * An alarm ends a hung run: the process dies with SIGALRM, a failure.  Exit 0 = passed.
  */
 #include <errno.h>
@@ -29,7 +33,7 @@
 
 #define JOBS 2000
 #define STARTERS 3
-#define KINDS 7
+#define KINDS 9
 
 typedef struct job {
     int kind;
@@ -46,6 +50,7 @@ static bthread_key_t stable_key;
 static _Atomic uint64_t churn_key; /* index << 32 | version */
 static _Atomic long waits_started, waits_ended, values_set, dtor_runs, counter, expected;
 static _Atomic int stop_helpers;
+static _Atomic bthread_t stale_child; /* an id that ends at once; a helper stops it */
 static long failures;
 
 #define CHECK(c)                                                                          \
@@ -88,6 +93,44 @@ static void *writer(void *p)
     int *fds = p;
     bthread_usleep((unsigned)(fds[2] % 2000));
     CHECK(write(fds[1], "x", 1) == 1);
+    return NULL;
+}
+
+typedef struct pingpong {
+    bthread_sem_t ping, pong;
+    _Atomic int third_ran, done;
+} pingpong_t;
+
+static void *ponger(void *p)
+{
+    pingpong_t *pp = p;
+    for (;;) {
+        CHECK(bthread_sem_wait(&pp->pong) == 0);
+        if (atomic_load(&pp->done))
+            return NULL;
+        CHECK(bthread_sem_post(&pp->ping) == 0);
+    }
+}
+
+static void *third(void *p)
+{
+    atomic_store(&((pingpong_t *)p)->third_ran, 1);
+    return NULL;
+}
+
+static void *ends_at_once(void *p)
+{
+    (void)p;
+    return NULL;
+}
+
+/* Its id is never published: nobody may stop or interrupt it. */
+static void *unpublished(void *p)
+{
+    (void)p;
+    bthread_yield();
+    CHECK(!bthread_stopped(bthread_self()));
+    CHECK(bthread_usleep(1) == 0);
     return NULL;
 }
 
@@ -156,6 +199,35 @@ static void *run_job(void *p)
         close(fds[1]);
         break;
     }
+    case 6: { /* a ping-pong that waits for a task it started (the alarm ends a hang) */
+        pingpong_t pp = {.third_ran = 0};
+        CHECK(bthread_sem_init(&pp.ping, 0) == 0);
+        CHECK(bthread_sem_init(&pp.pong, 0) == 0);
+        bthread_t b, c;
+        CHECK(bthread_start_background(&b, NULL, ponger, &pp) == 0);
+        CHECK(bthread_start_background(&c, NULL, third, &pp) == 0);
+        while (!atomic_load(&pp.third_ran)) {
+            CHECK(bthread_sem_post(&pp.pong) == 0);
+            CHECK(bthread_sem_wait(&pp.ping) == 0);
+        }
+        atomic_store(&pp.done, 1);
+        CHECK(bthread_sem_post(&pp.pong) == 0);
+        CHECK(bthread_join(b, NULL) == 0);
+        CHECK(bthread_join(c, NULL) == 0);
+        bthread_sem_destroy(&pp.ping);
+        bthread_sem_destroy(&pp.pong);
+        break;
+    }
+    case 7: { /* stale stops: the next task in the slot is never hit */
+        bthread_t a, b;
+        CHECK(bthread_start_background(&a, NULL, ends_at_once, NULL) == 0);
+        atomic_store(&stale_child, a);
+        CHECK(bthread_join(a, NULL) == 0);
+        CHECK(bthread_stop(a) == EINVAL);
+        CHECK(bthread_start_background(&b, NULL, unpublished, NULL) == 0);
+        CHECK(bthread_join(b, NULL) == 0);
+        break;
+    }
     default: /* a mutex-protected counter */
         bthread_mutex_lock(&mu);
         atomic_store_explicit(&counter, atomic_load_explicit(&counter, memory_order_relaxed) + 1,
@@ -200,6 +272,8 @@ static void *helper(void *p)
             bthread_t t = atomic_load(&jobs[rnd(&s) % JOBS].tid);
             if (t)
                 bthread_interrupt(t);
+            for (int k = 0; k < 16 && (t = atomic_load(&stale_child)); k++)
+                bthread_stop(t); /* ended, or about to: must reach nobody else */
             break;
         }
         default: {

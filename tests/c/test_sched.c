@@ -385,6 +385,7 @@ Test(sched, shutdown_refuses_while_bthreads_live, .timeout = 30)
     atomic_store((_Atomic int *)b, 1);
     butex_wake(b);
     bthread_join(t, NULL);
+    butex_destroy(b);
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
