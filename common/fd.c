@@ -53,6 +53,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,9 +242,22 @@ void bthread_fd_shutdown_internal(void)
 
 /* ---- waiting ----------------------------------------------------------------------- */
 
-/* A bthread: arm a one-shot registration and sleep on the fd's butex. */
+static int fd_wait_pthread(int fd, unsigned events, const struct timespec *abstime);
+
+/* Any thread: is fd ready for events now (poll with a zero timeout)? */
+static bool fd_ready_now(int fd, unsigned events)
+{
+    struct pollfd p = {.fd = fd, .events = (short)(events & POLL_EVENT_MASK)};
+    return poll(&p, 1, 0) > 0 && !(p.revents & POLLNVAL);
+}
+
+/* A bthread: arm a one-shot registration and sleep on the fd's butex.  A ready fd is
+ * ready whatever the deadline, as for a pthread: a deadline already past gets poll's
+ * zero-timeout answer, and a wait that times out looks once more. */
 static int fd_wait_bthread(int fd, unsigned events, const struct timespec *abstime)
 {
+    if (abstime && sb_ts_to_ns(abstime) <= sb_clock_ns(CLOCK_REALTIME))
+        return fd_wait_pthread(fd, events, abstime);
     const int ep = fd_dispatcher();
     if (ep < 0)
         return -1;
@@ -282,6 +296,8 @@ static int fd_wait_bthread(int fd, unsigned events, const struct timespec *absti
     /* Disarm.  Fails harmlessly (EBADF/ENOENT) if the fd was closed meanwhile. */
     epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
     atomic_fetch_sub_explicit(waiters, 1, memory_order_seq_cst); /* after the DEL, see above */
+    if (err == ETIMEDOUT && fd_ready_now(fd, events))
+        err = 0; /* the event was on its way when the deadline fired */
     if (err) {
         errno = err;
         return -1;

@@ -262,6 +262,37 @@ Test(fd, timedwait_errors_and_readiness, .timeout = 20)
     assert_no_failures();
 }
 
+/* A readable fd with a deadline that is past, now, or about to pass. */
+static void *ready_with_expiring_deadlines(void *unused)
+{
+    (void)unused;
+    int fds[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) == 0);
+    CHECK(write(fds[1], "r", 1) == 1);
+    int ready = 0;
+    for (int i = 0; i < 200; i++) {
+        const struct timespec dl = deadline_in_ms(i % 3 - 1); /* -1, 0, +1 ms */
+        ready += bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == 0;
+    }
+    const struct timespec epoch = {0, 0};
+    ready += bthread_fd_timedwait(fds[0], EPOLLIN, &epoch) == 0;
+    CHECK(ready == 201);
+    close(fds[0]);
+    close(fds[1]);
+    return NULL;
+}
+
+/* Ready is ready whatever the caller and the deadline, as poll with a zero timeout says. */
+Test(fd, ready_fd_with_expired_deadline_is_ready_for_every_caller, .timeout = 20)
+{
+    ready_with_expiring_deadlines(NULL); /* pthread: ppoll */
+    assert_no_failures();
+    bthread_t b;
+    cr_assert_eq(bthread_start_background(&b, NULL, ready_with_expiring_deadlines, NULL), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    assert_no_failures();
+}
+
 typedef struct intr_arg {
     int fd;
     int rc, err;
