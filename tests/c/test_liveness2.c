@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,5 +124,167 @@ Test(liveness2, yield_wakes_an_idle_worker_for_the_requeued_task, .timeout = 30)
         close(y.pipefd[0]);
         close(y.pipefd[1]);
     }
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- elastic: a deactivated worker is never outside every wake-up path ---------------- */
+
+static uint64_t deactivated_now(void)
+{
+    bthread_worker_stats_t st[8];
+    const int n = bthread_get_stats(st, 8);
+    uint64_t parks = 0, wakes = 0;
+    for (int i = 0; i < n && i < 8; i++) {
+        parks += st[i].elastic_parks;
+        wakes += st[i].elastic_wakes;
+    }
+    return parks - wakes;
+}
+
+static const char *stats_line(void)
+{
+    static char buf[256];
+    bthread_worker_stats_t st[8];
+    const int n = bthread_get_stats(st, 8);
+    int k = 0;
+    for (int i = 0; i < n && i < 8; i++)
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "w%d run %lu parks %lu eparks %lu ewakes %lu; ", i,
+                      (unsigned long)st[i].tasks_run, (unsigned long)st[i].parks,
+                      (unsigned long)st[i].elastic_parks, (unsigned long)st[i].elastic_wakes);
+    return buf;
+}
+
+static void *child(void *p)
+{
+    (void)p;
+    return NULL;
+}
+
+/* Fork-join rounds on one worker: the child, started unsignalled, is joined at once
+ * (run inline), and the flush after it wakes the other worker for a task that has
+ * already run; the parent computes meanwhile, so the woken worker finds nothing: a
+ * wasted wake-up a round, whatever the OS schedules first, until (elastic) it parks for
+ * good. */
+static void *fork_join_phase(void *p)
+{
+    (void)p;
+    bthread_attr_t quiet = BTHREAD_ATTR_NORMAL;
+    quiet.flags |= BTHREAD_NOSIGNAL;
+    for (int round = 0; round < 300 && deactivated_now() == 0; round++) {
+        bthread_t c;
+        CHECK(bthread_start_background(&c, &quiet, child, NULL) == 0);
+        CHECK(bthread_join(c, NULL) == 0);
+        bthread_flush();
+        compute_ms(2);
+    }
+    return NULL;
+}
+
+/* Two workers; on elastic, one is then parked for good. */
+static void start_with_one_worker_parked_for_good(void)
+{
+    cr_assert_eq(bthread_setconcurrency(2), 0);
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, fork_join_phase, NULL), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    assert_no_failures();
+    if (variant_is("elastic"))
+        cr_assert_gt(deactivated_now(), 0, "no worker parked for good (%s)", stats_line());
+}
+
+typedef struct stranded {
+    bthread_sem_t sem;
+    sem_t os_sem;     /* a pthread semaphore: waiting on it blocks the worker */
+    int pipefd[2];
+    _Atomic int b_waiting, t_sleeping, got;
+} stranded_t;
+
+/* B: woken by A into A's worker's runnext slot, then writes the pipe A blocks on. */
+static void *runnext_b(void *p)
+{
+    stranded_t *s = p;
+    atomic_store(&s->b_waiting, 1);
+    CHECK(bthread_sem_wait(&s->sem) == 0);
+    CHECK(write(s->pipefd[1], "b", 1) == 1);
+    return NULL;
+}
+
+static void *runnext_a(void *p)
+{
+    stranded_t *s = p;
+    CHECK(bthread_sem_post(&s->sem) == 0);
+    atomic_store(&s->got, block_worker_until_readable(s->pipefd[0]));
+    return NULL;
+}
+
+/* Before the fix (elastic): B waits in the slot of the only active worker, blocked in a
+ * system call, while the deactivated worker sleeps. */
+Test(liveness2, woken_task_runs_while_the_active_worker_blocks, .timeout = 60)
+{
+    if (keeps_tasks())
+        return; /* B cannot leave its worker by design */
+    start_with_one_worker_parked_for_good();
+    stranded_t s = {0};
+    cr_assert_eq(bthread_sem_init(&s.sem, 0), 0);
+    cr_assert_eq(pipe(s.pipefd), 0);
+    bthread_t a, b;
+    cr_assert_eq(bthread_start_background(&b, NULL, runnext_b, &s), 0);
+    while (!atomic_load(&s.b_waiting))
+        usleep(1000);
+    usleep(20000); /* B sleeps in sem_wait */
+    cr_assert_eq(bthread_start_background(&a, NULL, runnext_a, &s), 0);
+    cr_assert_eq(bthread_join(a, NULL), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    assert_no_failures();
+    cr_assert(atomic_load(&s.got), "the woken task waited for the blocked worker");
+    bthread_sem_destroy(&s.sem);
+    close(s.pipefd[0]);
+    close(s.pipefd[1]);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* T: sleeps (the timer thread wakes it: a non-worker's wake-up), then releases U. */
+static void *timer_woken_t(void *p)
+{
+    stranded_t *s = p;
+    atomic_store(&s->t_sleeping, 1);
+    bthread_usleep(50000);
+    CHECK(sem_post(&s->os_sem) == 0);
+    return NULL;
+}
+
+/* U: blocks its worker on what only T releases (as on a pthread mutex T holds). */
+static void *blocks_on_t(void *p)
+{
+    stranded_t *s = p;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += BLOCK_MS / 1000;
+    int rc;
+    while ((rc = sem_timedwait(&s->os_sem, &dl)) != 0 && errno == EINTR) {
+    }
+    atomic_store(&s->got, rc == 0);
+    return NULL;
+}
+
+/* Before the fix (elastic): the timer puts T on the only active worker's queue, whose
+ * worker U blocks, while the deactivated worker sleeps. */
+Test(liveness2, timer_woken_task_runs_while_the_active_worker_blocks, .timeout = 60)
+{
+    if (keeps_tasks())
+        return; /* T cannot leave its worker by design */
+    start_with_one_worker_parked_for_good();
+    stranded_t s = {0};
+    cr_assert_eq(sem_init(&s.os_sem, 0, 0), 0);
+    bthread_t t, u;
+    cr_assert_eq(bthread_start_background(&t, NULL, timer_woken_t, &s), 0);
+    while (!atomic_load(&s.t_sleeping))
+        usleep(1000);
+    cr_assert_eq(bthread_start_background(&u, NULL, blocks_on_t, &s), 0);
+    cr_assert_eq(bthread_join(u, NULL), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    assert_no_failures();
+    cr_assert(atomic_load(&s.got), "the timer-woken task waited for the blocked worker");
+    sem_destroy(&s.os_sem);
     cr_assert_eq(bthread_shutdown(), 0);
 }
