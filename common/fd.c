@@ -23,15 +23,18 @@
  * for, say, a mutex and corrupt it.  With per-fd butexes a late event only bumps this
  * fd's counter.  The price: such a late event can make the *next* wait on the same fd
  * return 0 although the fd is not ready.  Callers retry their I/O on EAGAIN anyway, as
- * with any readiness API.  The table costs 8 bytes per fd number and one butex per fd
- * ever waited on.
+ * with any readiness API.  The table costs 12 bytes per fd number (the butex and a count
+ * of the bthreads waiting on that number) and one butex per fd ever waited on.
  *
  * Limitations (brpc has the same ones):
  *   - one bthread at a time per fd: a second concurrent bthread waiter on the same fd
  *     gets -1 with errno EEXIST (epoll refuses a second ADD).  Plain pthreads have no
  *     such limit (see below).
  *   - closing an fd while a bthread waits on it does not wake the waiter (epoll drops a
- *     closed file silently); it waits until its deadline or an interrupt.
+ *     closed file silently); it waits until its deadline or an interrupt.  If a
+ *     duplicate keeps the file open, its registration outlives the waiter (its DEL
+ *     fails on the closed number); a later wait on the same number and file takes that
+ *     registration over (ADD says EEXIST, nobody waits: MOD) instead of failing.
  *   - fd numbers must be below FD_MAX (2^20) for the bthread path: EINVAL above.
  *   - a regular file or directory (epoll says EPERM) counts as always ready, as poll(2)
  *     reports it.
@@ -50,6 +53,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,12 +83,14 @@ _Static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLPRI == POLLPRI &
 
 typedef struct fd_block {
     _Atomic(void *) butex[FD_BLOCK_SIZE];
+    _Atomic int waiters[FD_BLOCK_SIZE]; /* bthreads inside fd_wait_bthread on this number */
 } fd_block_t;
 
 static _Atomic(fd_block_t *) fd_table[FD_NBLOCKS];
 
-/* Any thread.  The butex of fd (created on first use), or NULL with errno. */
-static void *fd_butex(int fd)
+/* Any thread.  The butex of fd (created on first use), or NULL with errno; *waiters is
+ * set to the fd number's waiter count. */
+static void *fd_butex(int fd, _Atomic int **waiters)
 {
     if (fd >= FD_MAX) {
         errno = EINVAL;
@@ -99,8 +105,10 @@ static void *fd_butex(int fd)
             errno = ENOMEM;
             return NULL;
         }
-        for (int i = 0; i < FD_BLOCK_SIZE; i++)
+        for (int i = 0; i < FD_BLOCK_SIZE; i++) {
             atomic_init(&fresh->butex[i], NULL);
+            atomic_init(&fresh->waiters[i], 0);
+        }
         /* release: publishes the initialised slots; acquire on failure: as above. */
         if (atomic_compare_exchange_strong_explicit(bp, &blk, fresh, memory_order_acq_rel,
                                                     memory_order_acquire))
@@ -109,6 +117,7 @@ static void *fd_butex(int fd)
             free(fresh);
     }
     _Atomic(void *) *slot = &blk->butex[fd & (FD_BLOCK_SIZE - 1)];
+    *waiters = &blk->waiters[fd & (FD_BLOCK_SIZE - 1)];
     /* acquire: the butex was created (value 0) before its pointer was published. */
     void *b = atomic_load_explicit(slot, memory_order_acquire);
     if (!b) {
@@ -233,26 +242,62 @@ void bthread_fd_shutdown_internal(void)
 
 /* ---- waiting ----------------------------------------------------------------------- */
 
-/* A bthread: arm a one-shot registration and sleep on the fd's butex. */
+static int fd_wait_pthread(int fd, unsigned events, const struct timespec *abstime);
+
+/* Any thread: is fd ready for events now (poll with a zero timeout)? */
+static bool fd_ready_now(int fd, unsigned events)
+{
+    struct pollfd p = {.fd = fd, .events = (short)(events & POLL_EVENT_MASK)};
+    return poll(&p, 1, 0) > 0 && !(p.revents & POLLNVAL);
+}
+
+/* A bthread: arm a one-shot registration and sleep on the fd's butex.  A ready fd is
+ * ready whatever the deadline, as for a pthread: a deadline already past gets poll's
+ * zero-timeout answer, and a wait that times out looks once more. */
 static int fd_wait_bthread(int fd, unsigned events, const struct timespec *abstime)
 {
+    if (abstime && sb_ts_to_ns(abstime) <= sb_clock_ns(CLOCK_REALTIME))
+        return fd_wait_pthread(fd, events, abstime);
     const int ep = fd_dispatcher();
     if (ep < 0)
         return -1;
-    void *b = fd_butex(fd);
+    _Atomic int *waiters;
+    void *b = fd_butex(fd, &waiters);
     if (!b)
         return -1;
     /* relaxed: only the dispatcher changes the value, after an event that needs the
      * registration below; butex_wait re-checks it under the butex lock. */
     const int seen = atomic_load_explicit((_Atomic int *)b, memory_order_relaxed);
     struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = b};
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-        return errno == EPERM ? 0 : -1; /* EPERM: a regular file, always ready */
+    /* Each waiter counts itself before its ADD and uncounts after its DEL, so one whose
+     * ADD fails with EEXIST and that then counts only itself knows that no live waiter
+     * made the registration (seq_cst; epoll's own lock orders one waiter's ADD before
+     * another's failed one). */
+    atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        int err = errno;
+        /* EEXIST with nobody else waiting: the leftover of a wait whose fd was closed
+         * while a duplicate kept the file open (epoll keys on file and number, and the
+         * waiter's DEL then failed); the number names that file again.  Take it over. */
+        if (err == EEXIST && atomic_load_explicit(waiters, memory_order_seq_cst) == 1 &&
+            epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) == 0)
+            err = 0;
+        if (err) {
+            atomic_fetch_sub_explicit(waiters, 1, memory_order_seq_cst);
+            if (err == EPERM)
+                return 0; /* a regular file, always ready */
+            errno = err;
+            return -1;
+        }
+    }
     int err = 0;
     if (butex_wait(b, seen, abstime) < 0 && errno != EWOULDBLOCK)
         err = errno; /* ETIMEDOUT, EINTR */
     /* Disarm.  Fails harmlessly (EBADF/ENOENT) if the fd was closed meanwhile. */
     epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+    atomic_fetch_sub_explicit(waiters, 1, memory_order_seq_cst); /* after the DEL, see above */
+    if (err == ETIMEDOUT && fd_ready_now(fd, events))
+        err = 0; /* the event was on its way when the deadline fired */
     if (err) {
         errno = err;
         return -1;

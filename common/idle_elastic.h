@@ -42,6 +42,23 @@
  * own protocol.  So every queued task has a worker that will run it; deactivation only
  * takes parallelism away, and the long-queue rule gives it back.
  *
+ * The watcher.  The parking lot's watcher (idle_park.h) only sees runnext slots, and
+ * only parked workers can be it; a task queued behind an active worker that blocks in a
+ * system call or computes reaches a parked worker only through a wake-up, and there may
+ * be no parked worker at all (the others deactivated).  So while a worker is
+ * deactivated, one deactivated worker is the watcher (elastic_watching; the lot's
+ * watcher stands aside meanwhile): it sleeps with a timeout of PARK_WATCH_NS, and at
+ * each timeout looks (elastic_look): if some active worker outside the lot has ended no
+ * task since the previous look, it searches (find_work: run queues, remote queues, a
+ * runnext slot whose owner is stuck) and, finding a task, reactivates itself to run it.
+ * A task stranded behind a blocked or computing worker so runs within two watch periods.
+ * The role passes on: a watcher that leaves it (reactivated) rouses the deactivated
+ * workers (a bump of their words without a claim) and one of them takes it.  A task
+ * left in a runnext slot (IDLE_WATCH) wakes nobody while the watcher exists: the
+ * watcher's look follows the seq_cst exchange into the slot (a fence before each look,
+ * and one after the role is left, before the search that follows).  The price: one
+ * wake-up per PARK_WATCH_NS while a worker is deactivated, as the lot's watcher costs.
+ *
  * No lost reactivation: the sleeper reads its word before it publishes `deactivated`;
  * a reactivator first claims it (deactivated 1 -> 0), then bumps the word and wakes the
  * futex, so the kernel's compare fails if the bump came first.  Shutdown sets `stopping`
@@ -50,6 +67,11 @@
  */
 #ifndef SCHEDBENCH_IDLE_ELASTIC_H
 #define SCHEDBENCH_IDLE_ELASTIC_H
+
+/* 1 while a deactivated worker is the watcher (see above); the lot's watcher stands
+ * aside meanwhile (idle_park.h reads it through PARK_WATCH_TAKEN). */
+static _Atomic int elastic_watching;
+#define PARK_WATCH_TAKEN() (atomic_load_explicit(&elastic_watching, memory_order_relaxed) != 0)
 
 #include "idle_park.h"
 
@@ -65,6 +87,7 @@ typedef struct elastic_slot {
     unsigned wasted;                 /* consecutive wasted wake-ups */
     unsigned streak;                 /* consecutive "queue long" observations */
     uint64_t ran_at_idle;            /* tasks_run when it last went idle */
+    _Atomic uint64_t watch_seen;     /* its tasks_run at the watcher's last look */
 } elastic_slot_t;
 
 static struct elastic {
@@ -91,9 +114,11 @@ static inline int elastic_setup(int n)
         elastic.slots[i].wasted = 0;
         elastic.slots[i].streak = 0;
         elastic.slots[i].ran_at_idle = UINT64_MAX; /* the first idle is never "wasted" */
+        atomic_init(&elastic.slots[i].watch_seen, 0);
     }
     elastic.n = n;
     atomic_init(&elastic.ndeactivated, 0);
+    atomic_init(&elastic_watching, 0);
     return 0;
 }
 
@@ -172,9 +197,57 @@ static inline void elastic_observe(worker_t *w, bool long_now)
     elastic_reactivate();
 }
 
-/* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active. */
-static inline bool elastic_deactivate(worker_t *w)
+/* Owner, deactivated: become the watcher if nobody is.  seq_cst: in the order that
+ * elastic_watch reads. */
+static inline bool elastic_try_watch(void)
 {
+    int zero = 0;
+    return core_watch_wanted() &&
+           atomic_compare_exchange_strong_explicit(&elastic_watching, &zero, 1,
+                                                   memory_order_seq_cst, memory_order_relaxed);
+}
+
+/* The watcher leaves the role: rouse the deactivated workers, so that one takes it. */
+static inline void elastic_unwatch(worker_t *w)
+{
+    atomic_store_explicit(&elastic_watching, 0, memory_order_seq_cst);
+    full_fence(); /* the store before our next search's loads (see above) */
+    for (int i = 0; i < elastic.n; i++) {
+        elastic_slot_t *s = &elastic.slots[i];
+        if (i == worker_index(w) || !atomic_load_explicit(&s->deactivated, memory_order_relaxed))
+            continue;
+        /* release: a sleeper whose acquire read of the word sees the bump sees the
+         * role free; one that read the word before waits on the old value, and the
+         * kernel's compare or this wake-up lets it try again */
+        atomic_fetch_add_explicit(&s->word, 1, memory_order_release);
+        futex_wake_private(&s->word, 1);
+    }
+}
+
+/* The watcher's look (see above): a task that an active worker outside the lot strands,
+ * or NULL.  Owner only, while the watcher. */
+static inline task_t *elastic_look(worker_t *w)
+{
+    bool stuck = false;
+    full_fence(); /* after a runnext exchange whose waker saw us watching (elastic_watch) */
+    for (int i = 0; i < worker_count(); i++) {
+        elastic_slot_t *v = &elastic.slots[i];
+        /* relaxed: hints; a stale one costs a search, or delays it by one look */
+        uint64_t ran = stat_tasks_run(worker_at(i));
+        if (i != worker_index(w) && !atomic_load_explicit(&v->deactivated, memory_order_relaxed) &&
+            !atomic_load_explicit(&parking.lots[i].waiting, memory_order_relaxed) &&
+            ran == atomic_load_explicit(&v->watch_seen, memory_order_relaxed))
+            stuck = true;
+        atomic_store_explicit(&v->watch_seen, ran, memory_order_relaxed);
+    }
+    return stuck ? find_work(w) : NULL;
+}
+
+/* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active.
+ * *found: a task the watcher's look took (it is active again), else NULL. */
+static inline bool elastic_deactivate(worker_t *w, task_t **found)
+{
+    *found = NULL;
     /* relaxed: the count is its own guard (the CAS), it orders nothing else */
     int d = atomic_load_explicit(&elastic.ndeactivated, memory_order_relaxed);
     do {
@@ -191,13 +264,25 @@ static inline bool elastic_deactivate(worker_t *w)
     atomic_store_explicit(&s->deactivated, 1, memory_order_release);
     full_fence(); /* the store before the look below; pairs with elastic_pushed's */
     if (!worker_remote_maybe(w)) { /* else a push raced with us: stay active */
+        static const struct timespec watch_ts = {0, PARK_WATCH_NS};
+        bool watch = false;
+        stat_park(w);
         while (!core_stopping() && atomic_load_explicit(&s->deactivated, memory_order_relaxed)) {
-            stat_park(w);
-            futex_wait_private(&s->word, seen, NULL);
-            seen = atomic_load_explicit(&s->word, memory_order_acquire);
+            if (!watch)
+                watch = elastic_try_watch(); /* after reading the word: see elastic_unwatch */
+            futex_wait_private(&s->word, seen, watch ? &watch_ts : NULL);
+            int now = atomic_load_explicit(&s->word, memory_order_acquire);
+            if (watch && now == seen && !core_stopping() &&
+                atomic_load_explicit(&s->deactivated, memory_order_relaxed) &&
+                (*found = elastic_look(w)))
+                break;
+            seen = now;
         }
+        if (watch)
+            elastic_unwatch(w);
     }
-    /* Shutdown, or a raced push, left us counted as deactivated: undo our own claim. */
+    /* Shutdown, a raced push or the watcher's look left us counted as deactivated: undo
+     * our own claim. */
     int one = 1;
     if (atomic_compare_exchange_strong_explicit(&s->deactivated, &one, 0, memory_order_relaxed,
                                                 memory_order_relaxed)) {
@@ -218,10 +303,10 @@ static inline task_t *elastic_wait(worker_t *w)
     uint64_t ran = stat_tasks_run(w);
     s->wasted = ran == s->ran_at_idle ? s->wasted + 1 : 0; /* nothing run since last idle */
     s->ran_at_idle = ran;
-    if (s->wasted >= ELASTIC_WASTED && elastic_deactivate(w)) {
+    if (s->wasted >= ELASTIC_WASTED && elastic_deactivate(w, &t)) {
         s->wasted = 0;
         s->ran_at_idle = UINT64_MAX; /* a reactivation is a fresh start */
-        return NULL; /* back to the main loop: search again */
+        return t; /* the watcher's find, or NULL: back to the main loop to search again */
     }
     return park_wait(w);
 }
@@ -253,8 +338,19 @@ static inline void elastic_backlog(worker_t *w)
     elastic_observe(w, true);
 }
 
+/* A task was left in the caller's runnext slot: nothing to do while the watcher (a
+ * deactivated worker) looks; else the lot's rule (park_watch). */
+static inline void elastic_watch(void)
+{
+    /* seq_cst: after the exchange into the slot, against the watcher's leaving */
+    if (atomic_load_explicit(&elastic_watching, memory_order_seq_cst))
+        return;
+    park_watch();
+}
+
 #undef IDLE_SETUP
 #undef IDLE_TEARDOWN
+#undef IDLE_WATCH
 #undef IDLE_WAIT
 #undef IDLE_WAKE_ALL
 #define IDLE_SETUP(n) elastic_setup(n)
@@ -262,6 +358,7 @@ static inline void elastic_backlog(worker_t *w)
 #define IDLE_WAIT(w) elastic_wait(w)
 #define IDLE_WAKE_ALL() elastic_wake_all()
 #define IDLE_BACKLOG(w) elastic_backlog(w)
+#define IDLE_WATCH() elastic_watch()
 #define REMOTE_TARGET() elastic_remote_target()
 #define REMOTE_PUSHED(target) elastic_pushed(target)
 

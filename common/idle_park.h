@@ -145,12 +145,18 @@ static inline task_t *park_search(worker_t *w)
     return NULL;
 }
 
+/* A variant's own watcher may stand in for the lot's (idle_elastic.h): true while it
+ * does. */
+#ifndef PARK_WATCH_TAKEN
+#define PARK_WATCH_TAKEN() false
+#endif
+
 /* Become the watcher if it is wanted (another worker runs: else no slot can fill
  * unseen) and nobody else is.  seq_cst: the claim is in the order park_watch reads. */
 static inline bool park_try_watch(void)
 {
     int zero = 0;
-    return core_watch_wanted() &&
+    return core_watch_wanted() && !PARK_WATCH_TAKEN() &&
            atomic_load_explicit(&parking.sleepers, memory_order_relaxed) < worker_count() &&
            atomic_compare_exchange_strong_explicit(&parking.watching, &zero, 1,
                                                    memory_order_seq_cst, memory_order_relaxed);

@@ -80,6 +80,7 @@ static inline void gq_wake_all(void)
 #define RQ_FINI(w) ((void)0)
 #define RQ_PUSH(w, t) gq_push(t)
 #define RQ_POP(w) gq_pop()
+#define RQ_EMPTY(w) true /* FIFO: a yield may always queue behind the rest, where all look */
 #define RQ_STEAL(victim, thief, moved) NULL
 #define REMOTE_SUBMIT(t) ((void)gq_push(t))
 #define IDLE_WAIT(w) gq_wait(w)

@@ -1452,12 +1452,17 @@ void bthread_exit(void *retval)
 
 /* A yielded task waits behind everything queued here: on the run queue only when that
  * is empty (no owner's LIFO pop can then prefer it to an older task; the cheap path of
- * two bthreads yielding to each other), else on the remote queue (section 2). */
+ * two bthreads yielding to each other), else on the remote queue (section 2).  Then it
+ * is signalled as a start is: the task we switched to may keep this worker (block in a
+ * system call, compute), so an idle worker must come and take it.  A wake-up costs a
+ * fence and one load while nobody sleeps. */
 static void yield_remained(void *arg)
 {
     worker_t *w = tls_worker;
     if (!(RQ_EMPTY(w) && RQ_PUSH(w, (task_t *)arg)))
         remote_push(w, arg);
+    if (STEALING) /* else only this worker can run it (or RQ_PUSH signalled: threadpool) */
+        IDLE_WAKE(NULL);
 }
 
 /* A yield switches only to a task that is ready here (runnext, run queue, own remote

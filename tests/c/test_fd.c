@@ -262,6 +262,37 @@ Test(fd, timedwait_errors_and_readiness, .timeout = 20)
     assert_no_failures();
 }
 
+/* A readable fd with a deadline that is past, now, or about to pass. */
+static void *ready_with_expiring_deadlines(void *unused)
+{
+    (void)unused;
+    int fds[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) == 0);
+    CHECK(write(fds[1], "r", 1) == 1);
+    int ready = 0;
+    for (int i = 0; i < 200; i++) {
+        const struct timespec dl = deadline_in_ms(i % 3 - 1); /* -1, 0, +1 ms */
+        ready += bthread_fd_timedwait(fds[0], EPOLLIN, &dl) == 0;
+    }
+    const struct timespec epoch = {0, 0};
+    ready += bthread_fd_timedwait(fds[0], EPOLLIN, &epoch) == 0;
+    CHECK(ready == 201);
+    close(fds[0]);
+    close(fds[1]);
+    return NULL;
+}
+
+/* Ready is ready whatever the caller and the deadline, as poll with a zero timeout says. */
+Test(fd, ready_fd_with_expired_deadline_is_ready_for_every_caller, .timeout = 20)
+{
+    ready_with_expiring_deadlines(NULL); /* pthread: ppoll */
+    assert_no_failures();
+    bthread_t b;
+    cr_assert_eq(bthread_start_background(&b, NULL, ready_with_expiring_deadlines, NULL), 0);
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    assert_no_failures();
+}
+
 typedef struct intr_arg {
     int fd;
     int rc, err;
@@ -349,6 +380,47 @@ Test(fd, second_bthread_waiter_on_same_fd_gets_eexist, .timeout = 20)
     cr_assert_eq(s.err[refused], EEXIST, "errno %d", s.err[refused]);
     cr_assert_eq(s.rc[!refused], 0);
     close(fds[0]);
+    close(fds[1]);
+}
+
+/* A bthread's wait on an fd that is closed meanwhile while a duplicate keeps the file
+ * open leaves its registration in epoll (keyed on file and number; the waiter's DEL
+ * fails on the closed number).  Once the number names that file again, later waits on
+ * it still work: none fails with EEXIST, and a real wait is woken by the data. */
+Test(fd, leftover_registration_of_a_closed_fd_never_blocks_later_waits, .timeout = 20)
+{
+#ifdef SB_UNDER_TSAN /* tests/c/check_compat: the TSan build */
+    cr_skip_test("TSan reports closing an fd that another thread waits on, the case tested");
+#endif
+    int fds[2];
+    make_pair(fds, 0);
+    const int num = fds[0];
+    intr_arg_t a = {.fd = num};
+    bthread_t b;
+    cr_assert_eq(bthread_start_background(&b, NULL, intr_waiter, &a), 0);
+    while (!atomic_load_explicit(&a.entered, memory_order_relaxed))
+        bthread_usleep(1000);
+    bthread_usleep(30000); /* let it arm */
+    const int keep = dup(num);
+    cr_assert_geq(keep, 0);
+    cr_assert_eq(close(num), 0);
+    cr_assert_eq(bthread_interrupt(b), 0); /* the close alone does not wake it */
+    cr_assert_eq(bthread_join(b, NULL), 0);
+    cr_assert_eq(a.rc, -1);
+    cr_assert_eq(a.err, EINTR, "errno %d", a.err);
+    cr_assert_eq(dup2(keep, num), num); /* the same number names the same file again */
+    cr_assert_eq(close(keep), 0);
+    for (int round = 0; round < 3; round++) {
+        a.entered = 0;
+        cr_assert_eq(bthread_start_background(&b, NULL, intr_waiter, &a), 0);
+        bthread_usleep(20000); /* usually asleep in the wait by now */
+        cr_assert_eq(write(fds[1], "l", 1), 1);
+        cr_assert_eq(bthread_join(b, NULL), 0);
+        cr_assert_eq(a.rc, 0, "round %d: errno %d", round, a.err);
+        char c;
+        cr_assert_eq(read(num, &c, 1), 1);
+    }
+    close(num);
     close(fds[1]);
 }
 
