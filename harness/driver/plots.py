@@ -27,7 +27,7 @@ LOG_SPAN = 4.0
 # in one panel).  Markers are gnuplot point types as (open, filled) pairs: the claim
 # figures fill the marker where a difference is significant.
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
-           "#666666", "#1f78b4", "#b15928", "#6a3d9a", "#e31a1c")
+           "#666666", "#1f78b4", "#17becf", "#6a3d9a", "#e31a1c")
 MARKERS = ((6, 7), (4, 5), (8, 9), (12, 13), (10, 11), (14, 15), (1, 1), (2, 2), (3, 3))
 ENVELOPE_COLOR = "#9ecae1"          # the other stealing variants' range, shaded
 
