@@ -138,6 +138,7 @@ static bool pool_grow(void) /* under pool.lock */
         task_t *t = &chunk[i];
         t->slot = c * SLOTS_PER_CHUNK + i;
         butex_init_embedded(&t->join_bx, (int)first); /* free; its first version */
+        atomic_init(&t->version, first - 1); /* task_alloc hands out version + 1 */
         link_set(t, pool.free);
         pool.free = t;
     }
@@ -186,14 +187,14 @@ static task_t *task_alloc(struct free_cache *fc)
     /* The next slot's lines are usually in the cache of the worker that ended its last
      * task: fetch them now, so the miss overlaps this task's start instead of stalling
      * the next one (a foreign submitter's main cost per task). */
-    if (fc->head) {
+    if (fc->head)
         __builtin_prefetch(fc->head, 1);
-        __builtin_prefetch(&fc->head->join_bx, 0);
-    }
-    uint32_t v = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed);
+    /* The next version from the line we write anyway, not from join_bx's: a free slot's
+     * join_bx.value already is it (task_end, pool_grow), and leaving that line alone
+     * keeps it in the cache of the worker that will end this task (an ended task's
+     * exchange on it missed, cross-core, for every foreign start). */
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed) + 1;
     atomic_store_explicit(&t->version, v ? v : 1, memory_order_relaxed); /* see core.h */
-    if (!v)
-        atomic_store_explicit(&t->join_bx.value, 1, memory_order_relaxed);
     link_set(t, NULL);
     return t;
 }
