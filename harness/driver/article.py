@@ -18,10 +18,10 @@ from .gbjson import params_of
 from .plots import LOG_SPAN, Plot, gp_num, gp_str, ratio_stats, workers_label, y_axis
 
 
-def load_bands(run_dir):
-    """A simulated run's bands (harness/sim/simulate.py), {} without."""
+def load_bands(run_dir, metric):
+    """A simulated run's bands in one metric (harness/sim/simulate.py), {} without."""
     from harness.sim.simulate import load_bands as load
-    return load(run_dir)
+    return load(run_dir, metric)
 
 METRIC = "window_s"
 
@@ -108,7 +108,7 @@ class Panel:
         self.data, self.setting, self.benches = data, setting, benches
         self.workers, self.label, self.simulated = workers, label, simulated
         self.table = data.index()
-        self.bands = load_bands(data.run_dir) if simulated else {}
+        self._bands = {}  # metric -> load_bands(...), read when first asked
         refs = {r.variant for r in data.results if r.reference}
         self.stealing = [v for v in data.variants() if v not in BASELINES and v not in refs]
 
@@ -130,21 +130,31 @@ class Panel:
                 rows.append((d,) + s)
         return rows
 
+    def bands(self, metric):
+        if not self.simulated:
+            return {}
+        if metric not in self._bands:
+            self._bands[metric] = load_bands(self.data.run_dir, metric)
+        return self._bands[metric]
+
     def band(self, variant, d, base=ARTICLE_POOL):
         """(low, high) of the speedup over base at d with the model's uncertain costs at
-        the ends of their ranges, the point itself included; None without a band."""
+        the ends of their ranges, the point itself (speedup's median) included; in the
+        speedup's own metric (the window where both report it), so that the band is
+        about the number it stands beside.  None without a band in that metric."""
         b, v = self.cell(base, d), self.cell(variant, d)
-        bench = self.benches.get(d)
-        eb = self.bands.get((base, self.workers, bench), {})
-        ev = self.bands.get((variant, self.workers, bench), {})
-        ends = sorted(set(eb) & set(ev))
-        if not ends or b is None or v is None:
+        s = self.speedup(variant, d, base)
+        if b is None or v is None or not s:
             return None
-        ratios = [eb[e] / ev[e] for e in ends if ev[e] > 0]
-        nominal = b.median() / v.median() if v.median() else None
-        if nominal:
-            ratios.append(nominal)
-        return (min(ratios), max(ratios)) if ratios else None
+        metric = metric_of(b) if metric_of(v) == metric_of(b) else "real_time_s"
+        bench = self.benches.get(d)
+        eb = self.bands(metric).get((base, self.workers, bench), {})
+        ev = self.bands(metric).get((variant, self.workers, bench), {})
+        ratios = [eb[e] / ev[e] for e in sorted(set(eb) & set(ev)) if ev[e] > 0]
+        if not ratios:
+            return None
+        ratios.append(s[0])
+        return min(ratios), max(ratios)
 
     def comparison(self, variant, base, d, margin=1.1):
         """'robust' when variant beats base by more than the margin at the point and at

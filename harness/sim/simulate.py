@@ -242,14 +242,18 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
 
 
 BANDS = "bands.json"
+BAND_COUNTERS = ("window_s",)  # time counters a band keeps beside the wall time
 
 
 def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
     """Each point re-simulated (one repetition: the simulation is deterministic) with one
     uncertain cost group at a time at each end of its range (model.band_ends), into
     bands.json: {"ranges": {group: [low, high, source]}, "points": {"<variant>/<workers>/
-    <benchmark>": {"<group> x<factor>": time_s}}}.  A point whose end fails is left out
-    of that end, and the failure named in "failed"."""
+    <benchmark>": {"<group> x<factor>": time_s}}, "metrics": {counter: {the same keys:
+    {the same ends: value}}}}: the wall time, and each time counter of BAND_COUNTERS the
+    benchmark reports (article's window_s), so that a ratio's band is in the ratio's own
+    metric.  A point whose end fails is left out of that end, and the failure named in
+    "failed"."""
     ends = modelmod.band_ends(m)
     flats = {}
     for label, group, factor in ends:
@@ -272,38 +276,50 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
             doc = json.loads(r.stdout) if r.returncode == 0 else None
         except ValueError:
             doc = None
-        times = [b["real_time"] * _UNIT[b.get("time_unit", "ms")]
-                 for b in (doc or {}).get("benchmarks", [])
+        found = [b for b in (doc or {}).get("benchmarks", [])
                  if b.get("run_type") == "iteration" and not b.get("error_occurred")]
-        return job, (times[0] if times else None)
+        if not found:
+            return job, None
+        b = found[0]
+        counters = {c: float(b[c]) for c in BAND_COUNTERS
+                    if isinstance(b.get(c), (int, float)) and b[c] > 0}
+        return job, (b["real_time"] * _UNIT[b.get("time_unit", "ms")], counters)
 
+    metrics = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        for (p, name, _, label), t in ex.map(one, jobs_list):
+        for (p, name, _, label), got in ex.map(one, jobs_list):
             key = "%s/%d/%s" % (p["variant"], p["workers"], name)
-            if t is None:
+            if got is None:
                 failed.append("%s (%s)" % (key, label))
-            else:
-                out.setdefault(key, {})[label] = t
+                continue
+            out.setdefault(key, {})[label] = got[0]
+            for c, value in got[1].items():
+                metrics.setdefault(c, {}).setdefault(key, {})[label] = value
     _write_json(os.path.join(run_dir, BANDS), {
         "ranges": {g: list(r) for g, r in m["ranges"].items()},
-        "ends": [e[0] for e in ends], "points": out, "failed": failed})
+        "ends": [e[0] for e in ends], "points": out, "metrics": metrics, "failed": failed})
     return out
 
 
 _UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
-def load_bands(run_dir):
-    """{(variant, workers, benchmark): {end label: time_s}} of a simulated run's bands.json
-    ({} when it has none)."""
+def load_bands(run_dir, metric="real_time_s"):
+    """{(variant, workers, benchmark): {end label: value}} of a simulated run's bands.json
+    in one metric: the wall time ("real_time_s") or a counter of BAND_COUNTERS ({} when
+    the run has no band, or none in that metric)."""
     path = os.path.join(run_dir, BANDS)
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError):
         return {}
+    if not isinstance(doc, dict):
+        return {}
+    points = doc.get("points") if metric == "real_time_s" else \
+        (doc.get("metrics") or {}).get(metric)
     out = {}
-    for key, ends in (doc.get("points") or {}).items():
+    for key, ends in (points if isinstance(points, dict) else {}).items():
         try:
             v, w, bench = key.split("/", 2)
             out[(v, int(w), bench)] = {k: float(t) for k, t in ends.items()}

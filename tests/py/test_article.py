@@ -233,15 +233,17 @@ def test_publish_writes_the_readme_answer_block_from_the_run(tmp_path):
     assert open(readme).read() == "# no block\n"
 
 
-def write_bands(run_dir, ends):
-    """bands.json for the fixture's SIMULATED run: {(variant, d): {end: time_ms}}."""
-    points = {}
+def write_bands(run_dir, ends, window=True):
+    """bands.json for the fixture's SIMULATED run: {(variant, d): {end: window_ms}}; the
+    wall time 0.5 ms longer, as in gb_entry (the window too unless window=False)."""
+    points, windows = {}, {}
     for (v, d), times in ends.items():
-        name = f"article/delay_pct:{d}/{ARGS}/real_time"
-        points[f"{v}/16/{name}"] = {e: ms / 1e3 for e, ms in times.items()}
+        key = f"{v}/16/article/delay_pct:{d}/{ARGS}/real_time"
+        points[key] = {e: (ms + 0.5) / 1e3 for e, ms in times.items()}
+        windows[key] = {e: ms / 1e3 for e, ms in times.items()}
     with open(os.path.join(run_dir, "bands.json"), "w") as f:
         json.dump({"ranges": {}, "ends": ["wake x0.5", "wake x2"], "points": points,
-                   "failed": []}, f)
+                   "metrics": {"window_s": windows} if window else {}, "failed": []}, f)
 
 
 def test_a_comparison_that_flips_inside_its_band_is_fragile_and_not_stated(runs):
@@ -256,13 +258,20 @@ def test_a_comparison_that_flips_inside_its_band_is_fragile_and_not_stated(runs)
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
     assert p.comparison("chaselev", "affinity", 0.5) == "robust"
     assert p.comparison("half", "affinity", 0.5) == "fragile"
-    # the band: the ends' ratios and the point's own (wall times 75.5 / 52.5)
+    # the band: the ends' ratios and the point's own, in the speedup's metric (the
+    # window: 75 / 52, inside), never the wall time's (80.5 / 56.5 ... 74.5 / 51.5)
     lo, hi = p.band("chaselev", 0.5)
     assert lo == pytest.approx(80 / 56) and hi == pytest.approx(74 / 51)
+    assert lo <= p.speedup("chaselev", 0.5)[0] <= hi
     cell = article.answer_rows(data, [sim])[0][3]
     assert "2 of 3 stealing variants (robust), fragile for half" in cell
     assert f"(band {80 / 56:.2f}-{74 / 51:.2f})" in cell
-    # no band, no judgement
+    # a band in another metric than the speedup's is no band (bands.json from before
+    # the window was kept): no judgement; nor without bands.json
+    write_bands(sim.run_dir, {("affinity", 50): {"wake x0.5": 74.0},
+                              ("chaselev", 50): {"wake x0.5": 51.0}}, window=False)
+    p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
+    assert p.band("chaselev", 0.5) is None and p.comparison("chaselev", "affinity", 0.5) is None
     os.unlink(os.path.join(sim.run_dir, "bands.json"))
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
     assert p.comparison("chaselev", "affinity", 0.5) is None

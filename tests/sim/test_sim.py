@@ -773,6 +773,9 @@ def test_a_band_re_simulates_the_point_at_the_ends_of_each_stated_range(tmp_path
     assert not bands["failed"]
     (key, ends), = bands["points"].items()
     assert key.startswith("chaselev/4/article/delay_pct:50/")
+    # article's window (what its speedups are of) is kept at every end too, inside the wall
+    windows = bands["metrics"]["window_s"][key]
+    assert set(windows) == set(ends) and all(0 < windows[e] < ends[e] for e in ends)
     # each end is the same point on a model with that group's costs scaled: the flat
     # files say so, and dearer wake-ups cost time (the late submitters sleep)
     flat4 = (out / "model.wake_x4.flat").read_text()
