@@ -314,7 +314,7 @@ def figure(name, setting, panel_list, reps):
         body.append("plot " + ", \\\n     ".join(commands))
     body += ["set origin 0, 0", f"set size 1, {key_h}", "unset title", "unset xlabel",
              "unset ylabel", "unset border", "unset tics", "unset grid", "unset arrow",
-             "set xrange [0:1]", "set yrange [0:1]",
+             "unset logscale x", "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
              "set key center center horizontal maxrows 2 font \",10\" samplen 3 width 2",
              "plot " + ", \\\n     ".join(
                  f"NaN {style.replace('filledcurves', 'boxes')} title {gp_str(label)}"

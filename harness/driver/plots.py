@@ -140,6 +140,12 @@ def gp_str(text):
     return '"' + text + '"'
 
 
+def gp_tic(text, at):
+    """One entry of an explicit tic list: gnuplot reads its label as a format string
+    (for the tic's value), so a literal % must be doubled ("delay 50%" is a bad format)."""
+    return f"{gp_str(str(text).replace('%', '%%'))} {at}"
+
+
 def gp_num(value):
     """A number in a gnuplot data file; NaN (gnuplot's undefined) when missing."""
     return "NaN" if value is None or not math.isfinite(value) else f"{value:.6g}"
@@ -799,8 +805,8 @@ class ClaimPlots:
                              for k in range(-int(span), int(span) + 1))
             body = ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
                     "unset key", "set view map", "set tics scale 0", "set xtics rotate by 30 right",
-                    f"set xtics ({', '.join(f'{gp_str(v)} {i}' for i, v in enumerate(cols))})",
-                    f"set ytics ({', '.join(f'{gp_str(t)} {i}' for i, t in enumerate(ylabels))})"
+                    f"set xtics ({', '.join(gp_tic(v, i) for i, v in enumerate(cols))})",
+                    f"set ytics ({', '.join(gp_tic(t, i) for i, t in enumerate(ylabels))})"
                     " font \",9\"",
                     f"set xrange [-0.5:{len(cols) - 0.5}]", f"set yrange [{len(rows) - 0.5}:-0.5]",
                     f"set cbrange [{-span}:{span}]", f"set cbtics ({tics})",

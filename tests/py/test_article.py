@@ -3,6 +3,7 @@ hand-computed values, and the answer table and figure built from a small run wri
 here with known times."""
 import json
 import os
+import sys
 
 import pytest
 
@@ -275,3 +276,23 @@ def test_a_comparison_that_flips_inside_its_band_is_fragile_and_not_stated(runs)
     os.unlink(os.path.join(sim.run_dir, "bands.json"))
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
     assert p.comparison("chaselev", "affinity", 0.5) is None
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gnuplot"), reason="gnuplot not installed")
+def test_every_figure_of_an_article_run_renders(tmp_path, monkeypatch, capsys):
+    # the article figure with a SIMULATED panel on a log axis (a pool 4x slower there:
+    # its key panel must not inherit the log scale), and the heat maps, whose tic labels
+    # carry the benchmarks' "delay 50%" (a tic label is a gnuplot format: % doubled)
+    from harness.driver import gnuplot
+    data = write_run(str(tmp_path))
+    slow = {v: dict(t) for v, t in TIMES.items()}
+    slow["static"] = {d: ms * 6 for d, ms in slow["static"].items()}
+    monkeypatch.setattr(sys.modules[__name__], "TIMES", slow)
+    sim = write_run(str(tmp_path), workers=16, simulated=True, model="epyc16")
+    out = tmp_path / "plots"
+    manifest = gnuplot.write_plots(data, str(out), gnuplot.Gnuplot(), sims=[sim])
+    assert "gnuplot failed" not in capsys.readouterr().err
+    names = {e["name"]: e["files"] for e in manifest["plots"]}
+    assert "article" in names and any(n.startswith("heatmap_vs_") for n in names)
+    assert all(f"{n}.png" in files for n, files in names.items()), names
+    assert "set logscale y" in (out / "article.gp").read_text()
