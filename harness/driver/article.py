@@ -92,10 +92,6 @@ def settings(table):
     return dict(sorted(out.items(), key=lambda kv: kv[0].key()))
 
 
-def pool_name(variant):
-    """'the per-thread-queue pool (`affinity`)', or the variant id itself."""
-    return f"{POOL_NAMES[variant]} (`{variant}`)" if variant in POOL_NAMES else f"`{variant}`"
-
 
 def metric_of(result):
     return METRIC if result.summary(METRIC)["n"] else "real_time_s"

@@ -21,6 +21,22 @@ CLAIM_BAND = (1.3, 1.5)
 # ids stay as they are).
 POOL_NAMES = {"affinity": "the per-thread-queue pool", "threadpool": "the global-queue pool",
               "static": "the round-robin pool"}
+# ... and in a table's header, where a sentence does not fit
+POOL_SHORT = {"affinity": "per-thread queues", "threadpool": "global queue",
+              "static": "round-robin"}
+
+
+def pool_name(variant):
+    """'the per-thread-queue pool (`affinity`)', or the variant id itself."""
+    return f"{POOL_NAMES[variant]} (`{variant}`)" if variant in POOL_NAMES else f"`{variant}`"
+
+
+def column_name(variant, reference=False):
+    """A variant as a table's column or row names it: a pool with what it is, a reference
+    row marked as one."""
+    if variant in POOL_SHORT:
+        return f"{variant} ({POOL_SHORT[variant]})"
+    return f"{variant} (ref)" if reference else variant
 # The article's experiment (workloads/article.c, harness/driver/article.py): its pool is
 # the one whose threads keep queues of their own; one stealing variant is drawn plainly
 # and the others as an envelope.

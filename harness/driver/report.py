@@ -16,7 +16,7 @@ from .article import (ANSWER_HEADERS, METRIC as ARTICLE_METRIC, answer_rows, fir
                       panels, settings)
 from .companion import load_companions
 from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_BAND, CLAIM_PARAM,
-                     CLAIM_WORKLOAD, POOL_NAMES, UsageError, warn)
+                     CLAIM_WORKLOAD, UsageError, column_name, pool_name, warn)
 from .files import atomic_write_text, write_output
 from .fmt import fmt_seconds, format_table
 from .gbjson import display_name
@@ -65,7 +65,10 @@ class Report:
         return f"![{entry['title']}]({rel})"
 
     def pool(self, variant):
-        return f"{POOL_NAMES[variant]} (`{variant}`)" if variant in POOL_NAMES else f"`{variant}`"
+        return pool_name(variant)
+
+    def columns(self, variants):
+        return [column_name(v, v in self.reference) for v in variants]
 
     def others(self, base):
         return [v for v in self.variants if v != base]
@@ -158,7 +161,7 @@ class Report:
                                + (f", {stolen * 100:.0f}% stolen" if stolen else ""))
                 rows.append(row)
             out += [f"**{s.label()}**", "",
-                    format_table(["d", "ideal"] + cols, rows, markdown=True)]
+                    format_table(["d", "ideal"] + self.columns(cols), rows, markdown=True)]
         for p in self.plots("article"):
             if p["name"] != "article":
                 out += [self.plot_link(p), ""]
@@ -186,7 +189,7 @@ class Report:
                     f"{sum(1 for d in fam.values() if d.variant not in BASELINES and d.variant not in self.reference)} "
                     f"stealing-variant x scenario cells are {lo:.1f}x or faster and "
                     "significant.", "",
-                    format_table(["scenario"] + cols, rows, markdown=True)]
+                    format_table(["scenario"] + self.columns(cols), rows, markdown=True)]
         if not out:
             return []
         head = ["## The imbalance scenarios", "",
@@ -219,7 +222,7 @@ class Report:
                 m = r.summary(metric)["median"]
                 cells.append("-" if m is None else f"{m:.3g}" if metric != CPU_PER_WALL
                              else f"{m:.2f}")
-            rows.append([v] + cells)
+            rows.append(self.columns([v]) + cells)
         out = ["## Why a variant wins", "",
                f"The article's case at d = {d:g}, {workers_label(self.top)}: tasks stolen, "
                "successful steals and parks per iteration, and the cores kept busy (process "
@@ -284,8 +287,7 @@ class Report:
         return [f"## Times at {workers_label(self.top)}", "",
                 "Median wall time per iteration (`./run.py plot` draws every worker count; "
                 f"`./run.py report --csv {self.data.run_id}` writes results.csv).", "",
-                format_table(["benchmark"] + [v + (" (ref)" if v in self.reference else "")
-                                              for v in cols], rows, markdown=True)]
+                format_table(["benchmark"] + self.columns(cols), rows, markdown=True)]
 
     def run_table(self):
         m, plan, d = self.data.meta, self.data.plan, self.data

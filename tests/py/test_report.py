@@ -22,8 +22,11 @@ def test_report(small_run):
     # imbalance 2, the Hodges-Lehmann estimate of 11.8 / 10.9 (3 repetitions each side)
     assert "## The imbalance scenarios" in text
     assert "| imbalance 2, grain_us 100, submitters 2 | 1.08x | - |" in text
-    # the times at the largest worker count, one row per benchmark
+    # the times at the largest worker count, one row per benchmark; the pools' columns
+    # say what each pool is
     assert "| fib/n:20 | 5.3 ms | 7 ms | 8.9 ms |" in text
+    header = next(l for l in text.splitlines() if l.startswith("| benchmark |"))
+    assert "| static (round-robin) |" in header and "| threadpool (global queue) |" in header
     # 3 repetitions cannot reach p < 0.05: the report says so, and claims nothing
     assert "smallest p the test can give is 0.1" in text and "Holm" in text
     assert "*" not in text.split("## The imbalance scenarios")[1].split("## How")[0] \
