@@ -97,6 +97,11 @@ def metric_of(result):
     return METRIC if result.summary(METRIC)["n"] else "real_time_s"
 
 
+def shared_metric(a, b):
+    """What a ratio of a and b is of: the window where both report it, else wall time."""
+    return metric_of(a) if metric_of(a) == metric_of(b) else "real_time_s"
+
+
 class Panel:
     """One run (measured or simulated) at one worker count, for one Setting."""
 
@@ -116,7 +121,7 @@ class Panel:
         b, v = self.cell(base, d), self.cell(variant, d)
         if b is None or v is None:
             return None
-        return ratio_stats(b, v, metric_of(b) if metric_of(v) == metric_of(b) else "real_time_s")
+        return ratio_stats(b, v, shared_metric(b, v))
 
     def curve(self, variant, base=ARTICLE_POOL):
         rows = []
@@ -142,10 +147,9 @@ class Panel:
         s = self.speedup(variant, d, base)
         if b is None or v is None or not s:
             return None
-        metric = metric_of(b) if metric_of(v) == metric_of(b) else "real_time_s"
-        bench = self.benches.get(d)
-        eb = self.bands(metric).get((base, self.workers, bench), {})
-        ev = self.bands(metric).get((variant, self.workers, bench), {})
+        bands, bench = self.bands(shared_metric(b, v)), self.benches.get(d)
+        eb = bands.get((base, self.workers, bench), {})
+        ev = bands.get((variant, self.workers, bench), {})
         ratios = [eb[e] / ev[e] for e in sorted(set(eb) & set(ev)) if ev[e] > 0]
         if not ratios:
             return None
