@@ -190,27 +190,41 @@ int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime
 int bthread_shutdown(void);
 
 /* Per-worker counters, summed by the caller where wanted.  Cheap: each worker writes
- * only its own cache line. */
+ * only its own cache line.
+ *
+ * The one list of them, X(name, what it counts): the struct below, the core's counting
+ * (common/sched.c), the bench JSON and the simulated bench (harness/bench/sched_stats.h)
+ * and the Python reader (harness.benchjson reads this list) all come from it, so a
+ * counter added here is counted, reported and checked everywhere.  The order is the
+ * order of the reports. */
+#define BTHREAD_WORKER_COUNTERS(X)                                                        \
+    X(steals, "successful steals")                                                         \
+    X(steal_attempts, "victims probed")                                                    \
+    X(stolen_tasks, "tasks moved by those steals (> steals for batch steals)")             \
+    X(parks, "times the worker went to sleep")                                             \
+    X(switches, "context switches into a task")                                            \
+    X(wakeups, "wake-ups this worker sent to sleeping workers")                            \
+    X(remote_pops, "tasks taken from remote (non-worker) submission queues")               \
+    X(remote_takes, "batches those were taken in (remote_pops / remote_takes = tasks "     \
+                    "per take)")                                                           \
+    X(remote_pushes, "tasks pushed to this worker's remote queue, by any thread")          \
+    X(woken, "times this worker was woken from a park, by any thread (woken / tasks_run " \
+             "= wake-ups per task)")                                                       \
+    X(flushes, "bthread_flush calls that had tasks to flush: on this worker, or from "     \
+               "non-workers for tasks queued here")                                       \
+    X(flushed_tasks, "the NOSIGNAL tasks those flushes signalled")                         \
+    BTHREAD_VARIANT_COUNTERS(X)                                                            \
+    X(tasks_run, "tasks that ran to completion on this worker")
+/* Counters that one variant alone keeps (zero under every other), named for it. */
+#define BTHREAD_VARIANT_COUNTERS(X)                                                       \
+    X(elastic_parks, "elastic: times this worker deactivated (parked for good)")           \
+    X(elastic_wakes, "elastic: times this worker was reactivated")
+
 typedef struct bthread_worker_stats_t {
-    uint64_t tasks_run;      /* tasks that ran to completion on this worker */
-    uint64_t switches;       /* context switches into a task */
-    uint64_t steal_attempts; /* victims probed */
-    uint64_t steals;         /* successful steals */
-    uint64_t stolen_tasks;   /* tasks moved by those steals (> steals for batch steals) */
-    uint64_t remote_pops;    /* tasks taken from remote (non-worker) submission queues */
-    uint64_t remote_takes;   /* batches those were taken in (remote_pops / remote_takes =
-                                tasks per take) */
-    uint64_t remote_pushes;  /* tasks pushed to this worker's remote queue, by any thread */
-    uint64_t parks;          /* times the worker went to sleep */
-    uint64_t wakeups;        /* wake-ups this worker sent to sleeping workers */
-    uint64_t woken;          /* times this worker was woken from a park, by any thread
-                                (woken / tasks_run = wake-ups per task) */
-    uint64_t flushes;        /* bthread_flush calls that had tasks to flush: on this
-                                worker, or from non-workers for tasks queued here */
-    uint64_t flushed_tasks;  /* the NOSIGNAL tasks those flushes signalled */
-    uint64_t elastic_parks;  /* elastic: times this worker deactivated (parked for good) */
-    uint64_t elastic_wakes;  /* elastic: times this worker was reactivated */
-    uint64_t cpu_ns;         /* thread CPU time of the worker */
+#define BTHREAD_COUNTER_FIELD_(name, what) uint64_t name;
+    BTHREAD_WORKER_COUNTERS(BTHREAD_COUNTER_FIELD_)
+#undef BTHREAD_COUNTER_FIELD_
+    uint64_t cpu_ns; /* thread CPU time of the worker (not a counter: read at the call) */
 } bthread_worker_stats_t;
 /* Fills up to max entries, returns the worker count (may exceed max), 0 when stopped. */
 int bthread_get_stats(bthread_worker_stats_t *out, int max);

@@ -4,11 +4,13 @@
  * Read it top to bottom:
  *   1. the task pool: task metadata in slots with versioned ids
  *   2. remote queues: where tasks from non-workers (and yields) wait
- *   3. the variant: queue, victim order and idling, bound by variant.h; the worker
- *   4. the switch path: sched_to, task_runner, ending a task, the "remained" callback
- *   5. finding work and the worker's main loop
- *   6. the public API (start, join, yield, exit, ...)
- *   7. start-up, shutdown and statistics
+ *   3. the workers: the variant's hooks bound (policy.h), struct worker, the services
+ *      the policy components call back
+ *   4. making a task ready: placement, wake-ups, bthread_flush, the runnext slot
+ *   5. the switch path: sched_to, task_runner, ending a task, the "remained" callback
+ *   6. finding work and the worker's main loop
+ *   7. the public API (start, join, yield, exit, ...)
+ *   8. start-up, shutdown and statistics
  *
  * A worker is a pthread that owns a run queue (the variant's kind) and a remote queue.
  * It runs tasks on their own stacks, switching with bthread_jump_fcontext.  Whatever a
@@ -36,9 +38,13 @@
 #include "timeutil.h"
 #include "topology.h"
 
+/* A worker's counters: one per name of BTHREAD_WORKER_COUNTERS (bthread.h).  Those that
+ * foreign threads count (remote_pushes, and flushes from non-workers) live on the remote
+ * queue's line instead, and bthread_get_stats adds them. */
 typedef struct worker_stats {
-    _Atomic uint64_t tasks_run, switches, steal_attempts, steals, stolen_tasks, remote_pops,
-        remote_takes, parks, wakeups, woken, flushes, flushed_tasks, elastic_parks, elastic_wakes;
+#define COUNTER_FIELD(name, what) _Atomic uint64_t name;
+    BTHREAD_WORKER_COUNTERS(COUNTER_FIELD)
+#undef COUNTER_FIELD
 } worker_stats_t;
 
 /* Statistics: only the owner writes, so a relaxed load + store is an exact increment. */
@@ -65,24 +71,6 @@ static __attribute__((noinline)) worker_t *this_worker(void)
     return w;
 }
 
-/* Services the policy components (included through variant.h) call back into. */
-static task_t *find_work(worker_t *w);
-static inline __attribute__((unused)) int worker_index(const worker_t *w);
-static inline __attribute__((unused)) int worker_count(void);
-static inline __attribute__((unused)) worker_t *worker_at(int i);
-static inline __attribute__((unused)) bool core_stopping(void);
-static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t);
-static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w);
-static inline __attribute__((unused)) worker_t *remote_target_rr(void);
-static inline __attribute__((unused)) void spill(worker_t *w, task_t *t);
-static inline __attribute__((unused)) uint64_t worker_random(worker_t *w);
-static inline __attribute__((unused)) void stat_park(worker_t *w);
-static inline __attribute__((unused)) void stat_woken(worker_t *w);
-static inline __attribute__((unused)) void stat_elastic(worker_t *w, bool park);
-static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
-static inline __attribute__((unused)) void stat_wakeup(void);
-static inline __attribute__((unused)) bool core_watch_wanted(void);
-static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w);
 
 /* ======================================================================================
  * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
@@ -476,79 +464,11 @@ static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool
 }
 
 /* ======================================================================================
- * 3. The variant.  variant.h binds the hook names (RQ_*, VICTIM_*, IDLE_*, placement) to
- * components in common/; see variants/README.md for the list.  Defaults follow.
+ * 3. The workers.  policy.h binds the variant's hooks (through variant.h) and declares
+ * the services the policy components call back; the worker, the array of workers and
+ * those services follow.
  * ==================================================================================== */
-#include "variant.h"
-
-#ifndef STEALING
-#define STEALING 1 /* thieves take from other workers' queues */
-#endif
-#ifndef RQ_EMPTY
-#define RQ_EMPTY(w) false /* unknown: yields then always go behind the remote queue */
-#endif
-#ifndef RQ_TAKE_BACK
-#define RQ_TAKE_BACK(w, t) false /* cannot reclaim a queued task for an inline join */
-#endif
-#ifndef SPAWN_TARGET
-#define SPAWN_TARGET(w) (w) /* a worker's new task goes to its own queue */
-#endif
-#ifndef REMOTE_TARGET
-#define REMOTE_TARGET() remote_target_rr() /* a non-worker's task: round-robin */
-#endif
-#ifndef RUNNEXT
-#define RUNNEXT 1 /* butex wake-ups from a worker go to its runnext slot, unsignalled */
-#endif
-#ifndef IDLE_WATCH
-#define IDLE_WATCH() IDLE_WAKE(NULL) /* a task left in runnext: make sure someone looks */
-#endif
-#ifndef READY_HOME
-#define READY_HOME 0 /* 1: a task that ran is made ready again on the worker it last ran on */
-#endif
-#ifndef VICTIM_STATE_T
-#define VICTIM_STATE_T char
-#endif
-#ifndef VICTIM_SETUP
-#define VICTIM_SETUP(w) 0
-#endif
-#ifndef IDLE_SETUP
-#define IDLE_SETUP(n) 0
-#endif
-#ifndef IDLE_TEARDOWN
-#define IDLE_TEARDOWN() ((void)0)
-#endif
-#ifndef IDLE_BACKLOG
-#define IDLE_BACKLOG(w) IDLE_WAKE(NULL) /* a remote take left tasks behind a full batch */
-#endif
-#ifndef REMOTE_PUSHED
-#define REMOTE_PUSHED(target) ((void)0) /* a task went onto another worker's remote queue */
-#endif
-#ifndef WORKER_ON_START
-#define WORKER_ON_START(w) ((void)0) /* first thing on each worker's thread (numa: pin) */
-#endif
-
-/* The required hooks: a variant.h without one stops here with the hook's name. */
-#ifndef RQ_T
-#error "variant.h defines no RQ_T (the per-worker run queue type): see variants/README.md"
-#endif
-#if !defined(RQ_INIT) || !defined(RQ_FINI)
-#error "variant.h defines no RQ_INIT / RQ_FINI (set up and tear down a worker's run queue): see variants/README.md"
-#endif
-#ifndef RQ_PUSH
-#error "variant.h defines no RQ_PUSH (the owner pushes a task): see variants/README.md"
-#endif
-#ifndef RQ_POP
-#error "variant.h defines no RQ_POP (the owner takes its next task): see variants/README.md"
-#endif
-#if STEALING && !defined(RQ_STEAL)
-#error "variant.h defines no RQ_STEAL (a thief takes from a victim; or #define STEALING 0): see variants/README.md"
-#endif
-#if STEALING && (!defined(VICTIM_ITER_T) || !defined(VICTIM_BEGIN) || !defined(VICTIM_NEXT))
-#error "variant.h defines no VICTIM_ITER_T / VICTIM_BEGIN / VICTIM_NEXT (the victim order of a steal round): see variants/README.md"
-#endif
-#if !defined(IDLE_WAIT) || !defined(IDLE_WAKE) || !defined(IDLE_WAKE_ALL)
-#error "variant.h defines no IDLE_WAIT / IDLE_WAKE / IDLE_WAKE_ALL (what an idle worker does, how it is woken): see variants/README.md"
-#endif
+#include "policy.h"
 
 struct worker {
     /* -- owner only: touched by this worker's thread alone -------------------------- */
@@ -658,6 +578,11 @@ static inline __attribute__((unused)) worker_t *remote_target_rr(void)
     tls_submit_rr = i + 1;
     return &ctl.workers[i - 1];
 }
+
+/* ======================================================================================
+ * 4. Making a task ready: where it goes (the variant's placement), who is woken for it,
+ * the unsignalled tasks that wait for bthread_flush, and the runnext slot.
+ * ==================================================================================== */
 
 /* Tasks this thread made ready without a wake-up (BTHREAD_NOSIGNAL), for
  * bthread_flush(): brpc's _num_nosignal / _remote_num_nosignal.  They are queued at once
@@ -850,7 +775,7 @@ void core_ready(task_t *t) { make_ready_again(tls_worker, t, false); }
 void core_ready_woken(task_t *t) { make_ready_again(tls_worker, t, true); }
 
 /* ======================================================================================
- * 4. The switch path.
+ * 5. The switch path.
  * ==================================================================================== */
 static void task_runner(intptr_t unused);
 static task_t *next_or_main(worker_t *w);
@@ -1078,7 +1003,7 @@ static void task_runner(intptr_t unused)
 }
 
 /* ======================================================================================
- * 5. Finding work, and the worker's main loop.
+ * 6. Finding work, and the worker's main loop.
  * ==================================================================================== */
 /* A batch from `from`'s remote queue (our own, or a victim's): the first task is
  * returned, the rest go to our run queue, where thieves can still reach them.  Tasks
@@ -1271,7 +1196,7 @@ static void *worker_main(void *arg)
 }
 
 /* ======================================================================================
- * 6. The public API.
+ * 7. The public API.
  * ==================================================================================== */
 /* Tasks that run on a stack they do not own (a PTHREAD-stack task on the worker's
  * stack, a child run inline by its joiner) leave bthread_exit through an exit frame:
@@ -1517,7 +1442,7 @@ int bthread_getattr(bthread_t tid, bthread_attr_t *attr)
 }
 
 /* ======================================================================================
- * 7. Start-up, shutdown, statistics.
+ * 8. Start-up, shutdown, statistics.
  * ==================================================================================== */
 static int default_workers(void)
 {
@@ -1525,9 +1450,6 @@ static int default_workers(void)
     return n < 1 ? 1 : n > BTHREAD_MAX_CONCURRENCY ? BTHREAD_MAX_CONCURRENCY : (int)n;
 }
 
-#ifndef VICTIM_FIXED_COUNT
-#define VICTIM_FIXED_COUNT 0 /* 1: victim orders are built for the start-up count */
-#endif
 
 static int nsetup; /* workers set up (RQ_INIT done); under ctl.lock */
 
@@ -1701,23 +1623,12 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
     for (int i = 0; i < n && i < max; i++) {
         worker_t *w = &ctl.workers[i];
         bthread_worker_stats_t *o = &out[i];
-        o->tasks_run = atomic_load_explicit(&w->st.tasks_run, memory_order_relaxed);
-        o->switches = atomic_load_explicit(&w->st.switches, memory_order_relaxed);
-        o->steal_attempts = atomic_load_explicit(&w->st.steal_attempts, memory_order_relaxed);
-        o->steals = atomic_load_explicit(&w->st.steals, memory_order_relaxed);
-        o->stolen_tasks = atomic_load_explicit(&w->st.stolen_tasks, memory_order_relaxed);
-        o->remote_pops = atomic_load_explicit(&w->st.remote_pops, memory_order_relaxed);
-        o->remote_takes = atomic_load_explicit(&w->st.remote_takes, memory_order_relaxed);
-        o->remote_pushes = atomic_load_explicit(&w->remote.pushes, memory_order_relaxed);
-        o->parks = atomic_load_explicit(&w->st.parks, memory_order_relaxed);
-        o->wakeups = atomic_load_explicit(&w->st.wakeups, memory_order_relaxed);
-        o->woken = atomic_load_explicit(&w->st.woken, memory_order_relaxed);
-        o->flushes = atomic_load_explicit(&w->st.flushes, memory_order_relaxed) +
-                     atomic_load_explicit(&w->remote.flushes, memory_order_relaxed);
-        o->flushed_tasks = atomic_load_explicit(&w->st.flushed_tasks, memory_order_relaxed) +
-                           atomic_load_explicit(&w->remote.flushed_tasks, memory_order_relaxed);
-        o->elastic_parks = atomic_load_explicit(&w->st.elastic_parks, memory_order_relaxed);
-        o->elastic_wakes = atomic_load_explicit(&w->st.elastic_wakes, memory_order_relaxed);
+#define COUNTER_COPY(name, what) o->name = atomic_load_explicit(&w->st.name, memory_order_relaxed);
+        BTHREAD_WORKER_COUNTERS(COUNTER_COPY)
+#undef COUNTER_COPY
+        o->remote_pushes += atomic_load_explicit(&w->remote.pushes, memory_order_relaxed);
+        o->flushes += atomic_load_explicit(&w->remote.flushes, memory_order_relaxed);
+        o->flushed_tasks += atomic_load_explicit(&w->remote.flushed_tasks, memory_order_relaxed);
         clockid_t cid;
         struct timespec ts;
         o->cpu_ns = 0;

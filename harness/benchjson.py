@@ -19,6 +19,8 @@ repository root:
       label, skip, repetitions, context).  Used by `make test-shim`.
 """
 import argparse
+import os
+import re
 import statistics
 import sys
 
@@ -26,10 +28,35 @@ from harness.driver.gbjson import BadResultFile, load_gb_doc, parse_gb_doc
 
 CONTEXT_KEYS = ("variant", "workers", "cpu_model", "topology", "compiler", "cflags",
                 "git_rev", "sizes")
-COUNTERS = ("steals", "steal_attempts", "stolen_tasks", "parks", "switches", "wakeups",
-            "remote_pops", "remote_takes", "remote_pushes", "woken", "flushes",
-            "flushed_tasks", "elastic_parks", "elastic_wakes", "tasks_per_remote_take",
-            "tasks_per_flush", "wakeups_per_task", "proc_cpu_s", "items_per_second")
+BTHREAD_H = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "common", "bthread.h")
+
+
+def sched_counters(header=BTHREAD_H):
+    """The names of bthread.h's BTHREAD_WORKER_COUNTERS, in order: the one list of the
+    scheduler counters, from which the C side makes the stats struct, the counting and
+    the bench JSON.  An X-list may name another (BTHREAD_VARIANT_COUNTERS(X)); its
+    entries stand in its place."""
+    with open(header, encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    lists = {m.group(1): m.group(2) for m in
+             re.finditer(r"^#define (BTHREAD_\w*COUNTERS)\(X\)(.*)$", text, re.M)}
+
+    def names(body):
+        out = []
+        for m in re.finditer(r"\b(?:X\((\w+),|(BTHREAD_\w*COUNTERS)\(X\))", body):
+            out += [m.group(1)] if m.group(1) else names(lists[m.group(2)])
+        return out
+
+    if "BTHREAD_WORKER_COUNTERS" not in lists:
+        raise SystemExit(f"{header}: no BTHREAD_WORKER_COUNTERS list")
+    return tuple(names(lists["BTHREAD_WORKER_COUNTERS"]))
+
+
+# What every workload benchmark carries: the scheduler counters, the ratios the bench
+# derives from them (harness/bench_main.c), the process CPU time and the throughput.
+COUNTERS = sched_counters() + ("tasks_per_remote_take", "tasks_per_flush",
+                               "wakeups_per_task", "proc_cpu_s", "items_per_second")
 HARNESS_PREFIXES = ("switch/", "stack/")
 
 

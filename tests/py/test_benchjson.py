@@ -77,3 +77,18 @@ def test_ratio_takes_medians_over_every_file(tmp_path, capsys):
     assert "ratio ours/ref: cpu 0.524x  real 0.524x" in out          # 11 / 21
     with pytest.raises(SystemExit, match="no runs of switch/other"):
         benchjson.medians(paths, "switch/other")
+
+
+def test_sched_counters_come_from_the_one_list_in_bthread_h(tmp_path):
+    names = benchjson.sched_counters()
+    assert names[:3] == ("steals", "steal_attempts", "stolen_tasks")
+    assert {"elastic_parks", "tasks_run"} <= set(names) and "cpu_ns" not in names
+    assert len(set(names)) == len(names)
+    header = tmp_path / "bthread.h"
+    header.write_text("#define BTHREAD_WORKER_COUNTERS(X) \\\n    X(a, \"one\") \\\n"
+                      "    BTHREAD_VARIANT_COUNTERS(X) \\\n    X(d, \"four\")\n"
+                      "#define BTHREAD_VARIANT_COUNTERS(X) X(b, \"2\") X(c, \"3\")\n")
+    assert benchjson.sched_counters(str(header)) == ("a", "b", "c", "d")
+    header.write_text("struct s { int steals; };\n")
+    with pytest.raises(SystemExit, match="no BTHREAD_WORKER_COUNTERS"):
+        benchjson.sched_counters(str(header))

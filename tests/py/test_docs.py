@@ -57,6 +57,33 @@ def test_readme_layout_names_every_variant_and_workload(tree):
                "workload")
 
 
+def policy_hooks():
+    """The hooks common/policy.h knows: those it gives a default or requires (#ifndef,
+    defined()), and the optional ones sched.c tests with #ifdef."""
+    header, core = read("common/policy.h"), read("common/sched.c")
+    hooks = set(re.findall(r"^#ifndef (\w+)$", header, re.M))
+    hooks |= set(re.findall(r"defined\((\w+)\)", header))
+    hooks |= set(re.findall(r"^#ifdef ([A-Z]\w+)$", core, re.M)) - {"SB_TSAN", "SB_ASAN"}
+    return hooks - {"SCHEDBENCH_POLICY_H"}
+
+
+def test_variants_readme_hook_table_matches_the_policy_header():
+    table = section("variants/README.md", r"^\| hook \| meaning \| default \|\n(.*?)\n\n")
+    listed = set()
+    for row in table.splitlines()[1:]:
+        first = row.split("|")[1]
+        listed |= set(re.findall(r"`([A-Z_]+)", first))
+    hooks = policy_hooks()
+    assert {"RQ_PUSH", "IDLE_WAIT", "REMOTE_SUBMIT", "WORKER_ON_START"} <= hooks
+    missing, extra = sorted(hooks - listed), sorted(listed - hooks)
+    assert not missing and not extra, (
+        "variants/README.md, the hook table: " + "; ".join(
+            ([f"add a row for {', '.join(missing)} (common/policy.h has it)"] if missing
+             else []) +
+            ([f"remove {', '.join(extra)} (common/policy.h has no such hook)"] if extra
+             else [])))
+
+
 def test_variants_readme_has_a_paragraph_per_variant(tree):
     text = section("variants/README.md", r"^## The variants\n(.*?)^## ")
     same_names(set(re.findall(r"^\*\*(\w+)\*\*", text, flags=re.M)), tree.variants,
