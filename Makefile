@@ -89,7 +89,7 @@ WARN     := -Wall -Wextra -Werror
 # would probe only every 64 KiB.  SB_STACK_CLASH_PROTECTION tells the tests it is on.
 CLASH_FLAGS := -fstack-clash-protection $(if $(filter aarch64,$(ARCH)),--param stack-clash-protection-guard-size=12)
 CLASH    := $(shell echo 'int x;' | $(CC) $(CLASH_FLAGS) -Werror -x c -c - -o /dev/null 2>/dev/null && echo $(CLASH_FLAGS) -DSB_STACK_CLASH_PROTECTION)
-CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness
+CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness/bench
 CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 # `make bundle` links its copy of the binaries (BUNDLE=1, into build-bundle/) with an
@@ -138,10 +138,11 @@ endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 
 # Each folder that builds more (asm tests, harness, tests) keeps its rules beside its
-# sources.  The workloads have none of their own: harness/rules.mk links them into each
+# sources.  The workloads have none of their own: harness/bench/rules.mk links them into each
 # bench and tests/rules.mk into each test.  `include`, not `-include`: a missing file is
 # an error, never a silently smaller build.
-include asm/rules.mk harness/rules.mk tests/rules.mk
+include asm/rules.mk harness/bench/rules.mk harness/ref/rules.mk harness/ref/go/rules.mk \
+        harness/sim/rules.mk tests/rules.mk
 
 run: all refs sim
 	$(PYTHON) run.py run --sim epyc16,twosocket64

@@ -103,7 +103,7 @@ int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
 
 /* EXTENSION: the most workers a scheduler runs: bthread_setconcurrency's upper bound,
  * and the --workers bound of every bench binary (variants and reference rows alike,
- * harness/driver.c). */
+ * harness/bench/driver.c). */
 #define BTHREAD_MAX_CONCURRENCY 1024
 
 /* The running worker count; before start-up, the count it will start with. */

@@ -1,5 +1,5 @@
 // boost_switch.cc -- build/ref/boost_switch: Boost.Context's fcontext round trip, the
-// reference row for switch/roundtrip in harness/bench_switch.c.
+// reference row for switch/roundtrip in harness/bench/bench_switch.c.
 //
 // Same shape as ours: a coroutine on a 64 KiB mmap'd stack that jumps straight back;
 // one iteration = main -> coroutine -> main; batches of 64.  Boost's jump_fcontext saves

@@ -1,7 +1,7 @@
 /*
  * ref.h -- what one reference runtime (oneTBB, OpenMP, a pthread pool) provides to the
  * reference main (ref_main.c), which runs it under the same bench driver as the variants
- * (harness/driver.h).  Each runtime is one file, harness/ref/<r>.c or .cc, implementing
+ * (harness/bench/driver.h).  Each runtime is one file, harness/ref/<r>.c or .cc, implementing
  * the functions below; the result is build/ref/<r>/bench, whose benchmark names,
  * argument sets, flags and JSON match build/<variant>/bench, so run.py plots it as one
  * more row.

@@ -1,6 +1,6 @@
 /*
  * ref_main.c -- build/ref/<r>/bench: a reference row (oneTBB, OpenMP, pool) as the same
- * bench driver as build/<variant>/bench (harness/driver.h), over a runtime that
+ * bench driver as build/<variant>/bench (harness/bench/driver.h), over a runtime that
  * implements ref.h instead of the scheduler.
  *
  *   build/ref/<r>/bench [--workers N] [--full | --smoke] [--benchmark_* flags...]

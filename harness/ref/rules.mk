@@ -1,5 +1,5 @@
 # harness/ref/rules.mk -- the reference rows: the workloads on oneTBB, on OpenMP and on
-# a plain pthread thread pool (included by harness/rules.mk).
+# a plain pthread thread pool (included by the root Makefile).
 #
 #   build/ref/tbb/bench    oneTBB (libtbb-dev), C++ with $(CXX)
 #   build/ref/omp/bench    OpenMP tasks, C with gcc -fopenmp (libgomp; $(OMP_CC))
@@ -9,7 +9,7 @@
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
 #                          checked (harness/ref/refcheck.py); part of `make test`
 #
-# The binaries share ref_main.c and the bench driver of the variants (harness/driver.c:
+# The binaries share ref_main.c and the bench driver of the variants (harness/bench/driver.c:
 # flags, registration, answer checks, JSON context) and differ only in the file that
 # implements harness/ref/ref.h.  Their benchmark lists come
 # from the first variant's bench (sets.h, generated below), so they measure exactly the
@@ -23,7 +23,7 @@ REF_WITHOUT_pool := fib
 REF_LIST_FROM := $(BUILD)/$(firstword $(VARIANTS))/bench # any variant lists the same sets
 REF_DIR := $(BUILD)/ref
 OMP_CC ?= gcc
-REF_CPPFLAGS := -D_GNU_SOURCE -Icommon -Iworkloads -Iharness -Iharness/ref -I$(REF_DIR)
+REF_CPPFLAGS := -D_GNU_SOURCE -Icommon -Iworkloads -Iharness/bench -Iharness/ref -I$(REF_DIR)
 REF_HDRS := harness/ref/ref.h workloads/wl_kernel.h workloads/wl_defs.h workloads/workload.h \
             common/timeutil.h $(REF_DIR)/sets.h
 REF_DEFS = -DSCHEDBENCH_CFLAGS='"$(strip $(1))"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"'
@@ -50,8 +50,8 @@ $(REF_DIR)/sets.h: $(REF_LIST_FROM) harness/ref/rules.mk
 
 # Each reference's main, compiled by the row's C compiler, with the flags of the row's
 # runtime recorded in the JSON context; rebuilt when the revision or flags change (the
-# bench stamp, harness/rules.mk).
-REF_MAIN_DEPS := harness/ref/ref_main.c harness/driver.h workloads/wl_defs.h $(REF_HDRS) $(BENCH_STAMP)
+# bench stamp, harness/bench/rules.mk).
+REF_MAIN_DEPS := harness/ref/ref_main.c harness/bench/driver.h workloads/wl_defs.h $(REF_HDRS) $(BENCH_STAMP)
 $(REF_DIR)/tbb/ref_main.o: $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(CXX) $(REF_CXXFLAGS)) $(REF_CFLAGS) -c $< -o $@
@@ -65,7 +65,7 @@ $(REF_DIR)/pool/ref_main.o: $(REF_MAIN_DEPS)
 # What every row shares: the bench driver, the workload registry, and the topology line
 # (common/topology.c on its own: hwloc only, no scheduler core).
 REF_SHARED := $(REF_DIR)/shared/driver.o $(REF_DIR)/shared/workload.o $(REF_DIR)/shared/topology.o
-$(REF_DIR)/shared/driver.o: harness/driver.c harness/driver.h harness/shim.h $(REF_HDRS)
+$(REF_DIR)/shared/driver.o: harness/bench/driver.c harness/bench/driver.h harness/bench/shim.h $(REF_HDRS)
 $(REF_DIR)/shared/workload.o: workloads/workload.c workloads/workload.h
 $(REF_DIR)/shared/topology.o: common/topology.c common/topology.h
 $(REF_SHARED):

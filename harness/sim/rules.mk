@@ -1,4 +1,4 @@
-# harness/sim/rules.mk -- the simulation build (included by harness/rules.mk).
+# harness/sim/rules.mk -- the simulation build (included by the root Makefile).
 #
 #   make sim        build-sim/<v>/simbench for every variant: the unchanged common/*.c
 #                   and variants/<v>/variant.h, and the workloads, compiled with -DSB_SIM

@@ -174,7 +174,8 @@ HISTORY_STORIES = [r"\b(validation|run|engine|model|boot|host|version)s? before\
 # the documents a user reads (reports of runs, under results/<id>/, are records, not manuals)
 USER_DOCS = ["README.md", "harness/sim/README.md", "results/validation/README.md",
              "common/README.md", "asm/README.md", "workloads/README.md", "variants/README.md",
-             "harness/README.md", "harness/ref/README.md", "results/README.md",
+             "harness/README.md", "harness/bench/README.md", "harness/ref/README.md",
+             "results/README.md",
              "plots/README.md"]
 LINE_LIMITS = {"README.md": 180, "harness/sim/README.md": 250,
                "results/validation/README.md": 160}

@@ -1,27 +1,27 @@
-# harness/rules.mk -- the benchmark binaries (included by the root Makefile).
+# harness/bench/rules.mk -- the benchmark binaries (included by the root Makefile).
 #
 #   build/<v>/bench         every workload (workloads/*.c) and every harness benchmark
-#                           (harness/*.c) on variant <v>, via the Google Benchmark shim
+#                           (harness/bench/*.c) on variant <v>, via the Google Benchmark shim
 #   build/ref/boost_switch  Boost.Context's switch round trip, the reference row
 #   make bench-switch       run both switch round trips in alternation, print the ratio
 #                           of medians (SWITCH_VARIANT, SWITCH_ROUNDS, SWITCH_REPS)
 #   make bench-smoke        every variant's bench once at the workloads' `test` sizes,
 #                           then check its JSON (context, counters, no errors); part of
 #                           `make test`
-#   make test-shim          harness/selftest/shim_check.c: every shim.h call against
+#   make test-shim          harness/bench/selftest/shim_check.c: every shim.h call against
 #                           exact expected values; part of `make test`
 #
 # The bench driver (driver.c, bench_main.c) and the workloads use only the public
 # headers (bthread.h, butex.h) and header-only helpers (timeutil.h), so they are
 # compiled once and linked with each variant's libbthread.a.  A harness benchmark is any
-# harness/*.c file: it registers itself from a constructor (see bench_switch.c); the two
+# harness/bench/*.c file: it registers itself from a constructor (see bench_switch.c); the two
 # that measure an internal (bench_stack.c: stack.h, bench_switch.c: fcontext.h) say so.
 
-HARNESS_SRCS := $(wildcard harness/*.c)
+HARNESS_SRCS := $(wildcard harness/bench/*.c)
 BENCH_WL_SRCS := workloads/workload.c $(patsubst %,workloads/%.c,$(WORKLOADS))
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/benchobj/%.o,$(HARNESS_SRCS) $(BENCH_WL_SRCS))
-BENCH_HDRS := $(wildcard harness/*.h workloads/*.h) $(COMMON_HDRS)
-SHIM_OBJ := $(BUILD)/benchobj/harness/shim.o
+BENCH_HDRS := $(wildcard harness/bench/*.h workloads/*.h) $(COMMON_HDRS)
+SHIM_OBJ := $(BUILD)/benchobj/harness/bench/shim.o
 BENCH_LIBS := -lbenchmark
 
 # The run record (the JSON context) names the flags and the revision it was built from
@@ -47,12 +47,12 @@ $(BENCH_STAMP): FORCE
 .PHONY: FORCE
 FORCE:
 
-$(SHIM_OBJ): harness/shim.cc harness/shim.h
+$(SHIM_OBJ): harness/bench/shim.cc harness/bench/shim.h
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/benchobj/harness/bench_main.o: CPPFLAGS += $(BENCH_DEFS)
-$(BUILD)/benchobj/harness/bench_main.o: $(BENCH_STAMP)
+$(BUILD)/benchobj/harness/bench/bench_main.o: CPPFLAGS += $(BENCH_DEFS)
+$(BUILD)/benchobj/harness/bench/bench_main.o: $(BENCH_STAMP)
 $(BUILD)/benchobj/%.o: %.c $(BENCH_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -113,7 +113,7 @@ test: bench-smoke
 
 # --- make test-shim: every shim.h call, checked against exact values ------------------
 SHIM_CHECK := $(BUILD)/harness-selftest/shim_check
-$(SHIM_CHECK): harness/selftest/shim_check.c harness/shim.h $(SHIM_OBJ)
+$(SHIM_CHECK): harness/bench/selftest/shim_check.c harness/bench/shim.h $(SHIM_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@.o
 	$(CXX) $(CXXFLAGS) $@.o $(SHIM_OBJ) $(BENCH_LIBS) $(LDLIBS) -o $@
@@ -122,6 +122,3 @@ test-shim: $(SHIM_CHECK)
 	$(EMU) $(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
 	$(PYTHON) -m harness.benchjson shimcheck $(SHIM_CHECK).json
 test: test-shim
-include harness/ref/rules.mk
-include harness/ref/go/rules.mk
-include harness/sim/rules.mk

@@ -1,6 +1,6 @@
 /*
  * sched_stats.h -- the scheduler counters the harness reports, for the real bench
- * (bench_main.c) and the simulated one (sim/sim_main.c): bthread_get_stats summed over
+ * (bench_main.c) and the simulated one (harness/sim/sim_main.c): bthread_get_stats summed over
  * the workers.  The names and their order are bthread.h's BTHREAD_WORKER_COUNTERS, the
  * one list; cpu_ns is not among them (the driver measures the process's CPU time
  * itself).  Public API only.

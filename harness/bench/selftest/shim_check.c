@@ -1,5 +1,5 @@
 /*
- * shim_check.c -- exercises every call of harness/shim.h with fixed iteration counts and
+ * shim_check.c -- exercises every call of harness/bench/shim.h with fixed iteration counts and
  * manual times, so that `harness/benchjson.py shimcheck` can compare the JSON Google
  * Benchmark writes with exact expected values (`make test-shim`).
  *

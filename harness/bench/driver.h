@@ -1,5 +1,5 @@
 /*
- * driver.h -- the one bench driver: build/<variant>/bench (harness/bench_main.c) and
+ * driver.h -- the one bench driver: build/<variant>/bench (harness/bench/bench_main.c) and
  * build/ref/<r>/bench (harness/ref/ref_main.c) are both this driver over a different
  * runtime.  The driver owns everything the two have in common:
  *
@@ -45,7 +45,7 @@ typedef enum drv_sizes { DRV_BENCH, DRV_FULL, DRV_SMOKE, DRV_NSIZES } drv_sizes_
 #define DRV_COMPILER "unknown"
 #endif
 
-/* What a main was built with, passed by the build (-D, harness/rules.mk and
+/* What a main was built with, passed by the build (-D, harness/bench/rules.mk and
  * harness/ref/rules.mk); "unknown" when it was not. */
 #ifndef SCHEDBENCH_CFLAGS
 #define SCHEDBENCH_CFLAGS "unknown"
