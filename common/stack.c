@@ -164,10 +164,32 @@ static bool take_injected(_Atomic unsigned *n)
     return false;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+static atomic_bool populate_unsupported;
+
+/* Make the top page of a new stack resident (the descriptor and the first frames go
+ * there) with one madvise rather than a first-touch fault.  On this VM a fault on a
+ * fresh page costs 18-26 us and MADV_POPULATE_WRITE of the same page 3.5-4 us (200,000
+ * stacks 16 KiB apart, four alternating rounds); on bare metal both cost well under a
+ * microsecond.  Only that one page: the rest of the stack stays untouched until used.
+ * Failure changes nothing (the first touch then faults, as without it); errno is kept. */
+static void populate_top_page(char *hi)
+{
+    if (atomic_load_explicit(&populate_unsupported, memory_order_relaxed))
+        return;
+    int e = errno;
+    if (madvise(hi - page_size, page_size, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+        atomic_store_explicit(&populate_unsupported, true, memory_order_relaxed);
+    errno = e;
+}
+
 /* Fill the descriptor at the top of [lo, hi) and register the stack with valgrind. */
 static sb_stack_t *init_descriptor(char *lo, char *hi, enum stack_class cls, void *map,
                                    size_t map_len, bool guarded)
 {
+    populate_top_page(hi);
     /* the descriptor on a line of its own; the frame below it, ABI-aligned */
     uintptr_t d = ((uintptr_t)hi - sizeof(sb_stack_t)) & ~(uintptr_t)(CACHELINE - 1);
     sb_stack_t *s = (sb_stack_t *)d;
