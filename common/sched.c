@@ -105,6 +105,9 @@ static _Atomic uint32_t nchunks;
  * after the shutdown by ctl.lock and core_ensure_started's acquire, which every caller
  * of pool_grow passed; core_task_of only compares an id's version with it). */
 static _Atomic uint32_t version_floor = 1;
+
+/* The version a slot hands out after v: versions wrap past 0, which no id holds. */
+static inline uint32_t version_after(uint32_t v) { return v + 1 ? v + 1 : 1; }
 /* The lock and what it guards share a line of their own (no other global's writes). */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
@@ -181,8 +184,8 @@ static task_t *task_alloc(struct free_cache *fc)
      * join_bx.value already is it (task_end, pool_grow), and leaving that line alone
      * keeps it in the cache of the worker that will end this task (an ended task's
      * exchange on it missed, cross-core, for every foreign start). */
-    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed) + 1;
-    atomic_store_explicit(&t->version, v ? v : 1, memory_order_relaxed); /* see core.h */
+    uint32_t v = version_after(atomic_load_explicit(&t->version, memory_order_relaxed));
+    atomic_store_explicit(&t->version, v, memory_order_relaxed); /* see core.h */
     link_set(t, NULL);
     return t;
 }
@@ -956,8 +959,7 @@ static worker_t *task_end(worker_t *w, task_t *t)
      * the flags under it (core_task_lock), so they either reach this incarnation before
      * it ends (the flags are reset below) or see it ended; never the slot's next task. */
     spin_lock(&t->wait_lock);
-    atomic_exchange_explicit(&t->join_bx.value, (int)(v + 1 ? v + 1 : 1),
-                             memory_order_seq_cst);
+    atomic_exchange_explicit(&t->join_bx.value, (int)version_after(v), memory_order_seq_cst);
     spin_unlock(&t->wait_lock);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
