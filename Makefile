@@ -89,7 +89,7 @@ WARN     := -Wall -Wextra -Werror
 # would probe only every 64 KiB.  SB_STACK_CLASH_PROTECTION tells the tests it is on.
 CLASH_FLAGS := -fstack-clash-protection $(if $(filter aarch64,$(ARCH)),--param stack-clash-protection-guard-size=12)
 CLASH    := $(shell echo 'int x;' | $(CC) $(CLASH_FLAGS) -Werror -x c -c - -o /dev/null 2>/dev/null && echo $(CLASH_FLAGS) -DSB_STACK_CLASH_PROTECTION)
-CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness/bench
+CPPFLAGS += -D_GNU_SOURCE -Iasm -Icommon -Iworkloads -Iharness/bench -Iharness
 CFLAGS   := -std=gnu11 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := -std=c++17 $(OPT) -g $(WARN) -pthread $(CLASH) $(SANFLAGS) $(EXTRA_CFLAGS)
 # `make bundle` links its copy of the binaries (BUNDLE=1, into build-bundle/) with an
