@@ -32,9 +32,11 @@ import tempfile
 if not __package__:   # started as a file, so the package import below cannot work
     sys.exit("harness/targets.py: run it from the repository root as python3 -m harness.targets")
 
+from harness.driver import simmodel, simulate  # noqa: E402
+from harness.driver.config import ROOT  # noqa: E402
+from harness.driver.files import atomic_write_json, atomic_write_text  # noqa: E402
 from harness.driver.gbjson import BadResultFile, load_gb_file  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
 
 
@@ -154,7 +156,6 @@ def do_flush(n, results, env):
 def sim_bench(variant, machine, workers, name):
     """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
     workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
-    from harness.sim import model as modelmod, simulate
     wl = name.split("/")[0]
     sets = simulate.list_sets(simulate.binary(variant)).get(wl, [])
     args = next((a for _, b, a in sets if b == name), None)
@@ -162,8 +163,7 @@ def sim_bench(variant, machine, workers, name):
         raise RuntimeError(f"simbench {variant}: no argument set {name}")
     with tempfile.TemporaryDirectory() as tmp:
         flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
-        with open(flat, "w") as f:
-            f.write(modelmod.flatten(modelmod.load(machine)))
+        atomic_write_text(flat, simmodel.flatten(simmodel.load(machine)))
         subprocess.run([simulate.binary(variant), "--model", flat, "--workers", str(workers),
                         "--workload", wl, "--args", args, "--reps", "1", "--out", out],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
@@ -248,8 +248,7 @@ def main():
         except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as e:
             print(f"{what:10s} could not be measured: {e}", flush=True)
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(results, f, indent=1)
+        atomic_write_json(a.json, results, sort_keys=False)
 
 
 if __name__ == "__main__":
