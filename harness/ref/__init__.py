@@ -1,1 +1,1 @@
-"""The reference rows' Python side: refcheck, the smoke check of their JSON."""
+"""harness.ref.refcheck: the name `make refs-smoke` calls harness.driver.refcheck by."""

@@ -4,7 +4,7 @@ Each comparison runs both sides in alternating rounds (ours, theirs, ours, their
 so that machine noise falls on both, and reports the ratio of medians.  Nothing here is
 a test: it prints numbers, never passes or fails on them.  Standard library only.
 
-    python3 -m harness.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
+    python3 -m harness.driver.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
 
 Comparisons (issue: target):
   switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
@@ -21,7 +21,6 @@ Comparisons (issue: target):
   blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -30,12 +29,13 @@ import sys
 import tempfile
 
 if not __package__:   # started as a file, so the package import below cannot work
-    sys.exit("harness/targets.py: run it from the repository root as python3 -m harness.targets")
+    sys.exit("harness/driver/targets.py: run it from the repository root as "
+             "python3 -m harness.driver.targets")
 
-from harness.driver import simmodel, simulate  # noqa: E402
-from harness.driver.config import ROOT  # noqa: E402
-from harness.driver.files import atomic_write_json, atomic_write_text  # noqa: E402
-from harness.driver.gbjson import BadResultFile, load_gb_file  # noqa: E402
+from . import simmodel, simulate  # noqa: E402
+from .config import ROOT  # noqa: E402
+from .files import atomic_write_json, atomic_write_text  # noqa: E402
+from .gbjson import BadResultFile, load_gb_file  # noqa: E402
 
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
 
