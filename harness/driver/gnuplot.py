@@ -69,6 +69,13 @@ def read_manifest(out_dir):
     return manifest
 
 
+def write_scripts(out_dir, plots, gnuplot):
+    """Each figure's .dat and its .gp (one block per output format) into out_dir."""
+    for p in plots:
+        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
+        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+
+
 def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
     (the manifest the report reads).  sims: simulated runs beside the measured one (the
@@ -87,9 +94,7 @@ def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
     plots = (article_figures(data, sims) + ClaimPlots(data, sims[0] if sims else None,
                                                       alpha, against).build()
              + PlotBuilder(data).build())
-    for p in plots:
-        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
-        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+    write_scripts(out_dir, plots, gnuplot)
     workers = min(4, usable_cpus())
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         failures = list(pool.map(lambda p: gnuplot.render(out_dir, p), plots))
@@ -128,9 +133,9 @@ def write_simulated_plots(run_dir, out_root=None, echo=print):
     out_dir = os.path.join(out_root, meta["run_id"])
     os.makedirs(out_dir, exist_ok=True)
     made = []
-    for p in simulated_speedup_plots(medians(run_dir), meta["model"]):
-        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
-        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+    plots = simulated_speedup_plots(medians(run_dir), meta["model"])
+    write_scripts(out_dir, plots, gnuplot)
+    for p in plots:
         failure = gnuplot.render(out_dir, p)
         if failure:
             echo("plots: gnuplot failed for %s: %s" % (p.benchmark, failure))
