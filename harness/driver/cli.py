@@ -472,11 +472,9 @@ def add_sim_commands(sub):
     p = command("simulate", cmd_simulate)
     p.add_argument("--machine", required=True,
                    help="a model: a name in harness/machines (see `models`) or a JSON path")
-    p.add_argument("--workers", metavar="LIST",
-                   help="worker counts (default: the --like run's, else 1,2,4,8,16)")
-    p.add_argument("--variants", metavar="LIST",
-                   help="comma-separated (default: every simulation build)")
-    p.add_argument("--workloads", metavar="LIST", help="comma-separated (default: every workload)")
+    p.description = ("Without --variants, --workloads and --workers: the --like run's, "
+                     "else every simulation build and workload at 1,2,4,8,16 workers.")
+    add_filters(p)
     p.add_argument("--reps", type=int, default=3,
                    help="repetitions per point, each with its own seed (default 3)")
     p.add_argument("--seed", type=int, default=1,
