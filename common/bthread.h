@@ -194,7 +194,7 @@ int bthread_shutdown(void);
  *
  * The one list of them, X(name, what it counts): the struct below, the core's counting
  * (common/sched.c), the bench JSON and the simulated bench (harness/bench/sched_stats.h)
- * and the Python reader (harness.benchjson reads this list) all come from it, so a
+ * and the Python reader (harness.driver.benchjson reads this list) all come from it, so a
  * counter added here is counted, reported and checked everywhere.  The order is the
  * order of the reports. */
 #define BTHREAD_WORKER_COUNTERS(X)                                                        \

@@ -1,4 +1,5 @@
-"""schedbench's Python tools: the run.py driver (harness.driver) and the checks of the
-bench binaries' Google Benchmark JSON that make calls (harness.benchjson,
-harness.ref.refcheck), plus harness.targets.  Standard library only; run from the
-repository root (`python3 -m harness.benchjson ...`)."""
+"""schedbench's Python: one package, harness.driver (run.py's driver, with the checks of
+the bench binaries' JSON that make calls, harness.driver.benchjson and
+harness.driver.refcheck, and harness.driver.targets).  harness.sim is another name for
+run.py's simulated-time commands, holding no code of its own.  Standard library only; run
+from the repository root (`python3 -m harness.driver.benchjson ...`)."""

@@ -91,7 +91,7 @@ bench-switch: $(BUILD)/$(SWITCH_VARIANT)/bench $(BUILD)/ref/boost_switch
 	      --benchmark_out=$(SWITCH_DIR)/$${b%%:*}-$$r.json --benchmark_out_format=json; \
 	  done; \
 	done
-	$(PYTHON) -m harness.benchjson ratio --name switch/roundtrip \
+	$(PYTHON) -m harness.driver.benchjson ratio --name switch/roundtrip \
 	  --ours $(SWITCH_DIR)/ours-*.json --ref $(SWITCH_DIR)/boost-*.json
 
 # --- make bench-smoke ----------------------------------------------------------------
@@ -106,7 +106,7 @@ bench-smoke: $(patsubst %,$(BUILD)/%/bench,$(VARIANTS))
 	  timeout $(SMOKE_TIMEOUT) $(EMU) $(BUILD)/$$v/bench --smoke --workers $(SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	    --benchmark_filter='-^(switch|stack)/' --benchmark_format=json \
 	    --benchmark_out=$(BUILD)/bench-smoke/$$v.json --benchmark_out_format=json >/dev/null; \
-	  $(PYTHON) -m harness.benchjson check --workers $(SMOKE_WORKERS) --variant $$v \
+	  $(PYTHON) -m harness.driver.benchjson check --workers $(SMOKE_WORKERS) --variant $$v \
 	    --workloads "$(WORKLOADS)" $(BUILD)/bench-smoke/$$v.json; \
 	done
 test: bench-smoke
@@ -120,5 +120,5 @@ $(SHIM_CHECK): harness/bench/selftest/shim_check.c harness/bench/shim.h $(SHIM_O
 .PHONY: test-shim
 test-shim: $(SHIM_CHECK)
 	$(EMU) $(SHIM_CHECK) --benchmark_out=$(SHIM_CHECK).json --benchmark_out_format=json >/dev/null
-	$(PYTHON) -m harness.benchjson shimcheck $(SHIM_CHECK).json
+	$(PYTHON) -m harness.driver.benchjson shimcheck $(SHIM_CHECK).json
 test: test-shim

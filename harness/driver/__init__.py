@@ -1,22 +1,34 @@
-"""The run.py driver: sweeps variants x workloads x workers, keeps results/, draws
-plots/, compares runs and writes reports.  run.py at the repository root calls
-cli.main(); the modules, each named for what it holds:
+"""The run.py driver: sweeps variants x workloads x workers (measured, or in simulated
+time on a machine model), keeps results/, draws plots/, compares runs and writes reports.
+run.py at the repository root calls cli.main() (`python3 -m harness.sim` is another name
+for its commands in simulated time); the modules, each named for what it holds:
 
-    config    settings, exit codes, UsageError, parsers of name and worker lists
-    files     atomic writes (umask respected), --out checks, tolerant JSON reads
+    config    settings, the repository root, exit codes, UsageError, parsers of name and
+              worker lists
+    files     atomic writes (umask respected), the one JSON writer, --out checks,
+              tolerant JSON reads
     fmt       durations, times with units, tables
     proc      running other programs (ended with run.py on SIGINT, SIGTERM, SIGHUP), usable CPUs
     build     names asked from make, the bench binaries and their listings
     gbjson    the one reader of Google Benchmark JSON
-    stats     median and spread, Mann-Whitney U
-    rundata   Result and RunData of results/<run-id>/, the merged CSV files
+    stats     median and spread, Mann-Whitney U, Brent's bound
+    rundata   Result and RunData of results/<run-id>/, the merged CSV files, a simulated
+              run's medians and bands, a measured run's simulated companions
     plan      the points of a sweep, the pinned busy-loop rate
     rundir    a run directory created whole, and locked while a sweep writes it
     sweep     running a plan (resumable), start / resume / finish a run
     machine   the machine record (meta.json)
-    plots     the figures as gnuplot scripts and data
+    simmodel  machine models (harness/machines/): read, check, flatten for the engine
+    simulate  a sweep in simulated time (build-sim/<v>/simbench), written like a real run
+    companion a measured run's simulated companions (`run --sim`)
+    calibrate this machine measured into a model (`calibrate`)
+    validate  simulated against measured: the error table (`validate`)
+    plots     the figures as gnuplot scripts and data (a simulated run's speedups too)
+    article   the article's experiment: its figure and answers
     gnuplot   rendering them into plots/<run-id>/
     compare   ratio of medians and significance, B against A
-    report    REPORT.md
+    report    REPORT.md (and a simulated run's SIMULATED.md)
+    publish   a run pruned to its published form, README's answer block
+    bundle    `make bundle`: the archive that measures on another machine
     cli       the command line and its commands
 """

@@ -16,12 +16,8 @@ import math
 from .config import ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, POOL_NAMES, REPRESENTATIVE
 from .gbjson import params_of
 from .plots import LOG_SPAN, Plot, gp_num, gp_str, ratio_stats, workers_label, y_axis
+from .rundata import load_bands
 
-
-def load_bands(run_dir, metric):
-    """A simulated run's bands in one metric (harness/sim/simulate.py), {} without."""
-    from harness.sim.simulate import load_bands as load
-    return load(run_dir, metric)
 
 METRIC = "window_s"
 

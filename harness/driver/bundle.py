@@ -27,7 +27,6 @@ The libraries are found by `ldd` of each binary: the full closure, as the loader
 resolved it here."""
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -37,6 +36,7 @@ import tarfile
 import tempfile
 
 from .config import BUNDLE_MARKER, PROG, measured_code
+from .files import atomic_write_json
 from .machine import compiler_version, git_info
 
 # The C library: always the target's own (a copied libc would not match its loader).
@@ -108,9 +108,7 @@ def stage(root, build, dest, arch="x86_64", ldd=("ldd",), references=True, compi
     marker = dict(arch=arch, variants=variants, references=references, workloads=workloads,
                   git=git_info(root), compiler=compiler or compiler_version(), libraries=sorted(libs),
                   code_paths=measured_code())
-    with open(os.path.join(dest, BUNDLE_MARKER), "w", encoding="utf-8") as f:
-        json.dump(marker, f, indent=2, sort_keys=True)
-        f.write("\n")
+    atomic_write_json(os.path.join(dest, BUNDLE_MARKER), marker)
     return marker
 
 

@@ -19,6 +19,16 @@ compare, report) and main(), which turns bad input into one line and exit code 2
                                       model (and the article's on a 64-core one), drawn and
                                       reported beside (SIMULATED)
 
+  Simulated time (harness/sim/README.md; `python3 -m harness.sim COMMAND` is the same):
+    ./run.py simulate --machine epyc16 --workers 1,2,4,8,16
+                                      a sweep in simulated time on a machine model, written
+                                      like a real run (results/sim-<model>-<time>/,
+                                      SIMULATED.md, its figures)
+    ./run.py calibrate                measure this machine into harness/machines/here.json
+    ./run.py validate --real RUN --sim SIMRUN
+                                      simulated against measured: the error table
+    ./run.py models | flatten MODEL   the shipped machine models; a model's flat form
+
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
 
@@ -38,28 +48,27 @@ import contextlib
 import os
 import sys
 
+from . import calibrate, simmodel, validate
 from .build import Build
-from .companion import (check_models, companion_dirs, load_companions, missing_models,
-                        record_models, recorded_models, sim_models, simulate_companion)
+from .companion import check_models, missing_models, record_models, simulate_companion
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_USAGE, FULL,
-                     PROG,
-                     QUICK, UsageError, check_unknown, parse_name_list, parse_workers, warn)
+                     PROG, QUICK, ROOT, UsageError, check_unknown, parse_name_list,
+                     parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
-from .gnuplot import Gnuplot, plots_dir, write_plots
+from .gnuplot import Gnuplot, plots_dir, write_plots, write_simulated_plots
 from .proc import Interrupted, stop_signals_interrupt
 from .publish import cmd_publish as publish_command
 from .publish import update_readme
 from .report import make_plots_and_report
-from .rundata import (filter_results, load_run, read_meta, resolve_run, results_csv,
-                      samples_csv, split_run_spec)
+from .rundata import (companion_dirs, filter_results, load_companions, load_run, medians,
+                      read_meta, recorded_models, resolve_run, results_csv, samples_csv,
+                      split_run_spec)
 from .rundir import RunLock
+from .simulate import SimError, make_sim, simulate, variants_built
 from .sweep import command_line, execute_plan, finalize_run, resume_run, run_spec, start_run
-from harness.sim import cli as sim_cli
 
-# The repository root: where run.py, the Makefile, build/, results/ and plots/ are.
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, compare, plot, report."
 
 
@@ -244,6 +253,73 @@ def publish_locked(args):
     return 0
 
 
+def cmd_calibrate(args):
+    if not args.no_build:
+        make_sim()
+    calibrate.run(args.tool, args.name, args.out)
+    return 0
+
+
+def cmd_models(args):
+    for name in simmodel.available():
+        m = simmodel.load(name)
+        print("%-12s %3d PUs  %s" % (name, m["npus"], m.get("description", "")))
+    return 0
+
+
+def cmd_flatten(args):
+    sys.stdout.write(simmodel.flatten(simmodel.load(args.machine)))
+    return 0
+
+
+def cmd_validate(args):
+    out = args.out or os.path.join(ROOT, "results", "validation",
+                                   "%s.md" % os.path.basename(os.path.normpath(args.sim)))
+    try:
+        st = validate.write(args.real, args.sim, out)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    except KeyError as e:
+        raise UsageError("%s or %s is not the run it should be (no %s in its records): "
+                         "--real takes a measured run, --sim a simulated one"
+                         % (args.real, args.sim, e)) from None
+    moved = "".join(", host drift since calibrate %+.1f %% (%s)" % (100 * d, name)
+                    for name, d in st["drift"])
+    print("validate: %d points, median |error| %.1f %%, worst %.1f %%%s -> %s"
+          % (st["n"], 100 * st["median_abs_error"], 100 * st["worst_abs_error"], moved, out))
+    return 0
+
+
+def cmd_simulate(args):
+    like = None
+    variants = parse_name_list(args.variants, "--variants") if args.variants else None
+    workloads = parse_name_list(args.workloads, "--workloads") if args.workloads else None
+    workers = parse_workers(args.workers) if args.workers else None
+    build = None if args.no_build else make_sim
+    if args.like:
+        simmodel.load(args.machine)  # a bad model is refused before any build
+        if build:
+            build()
+            build = None
+        real = medians(args.like)
+        if not real:
+            raise UsageError("%s holds no real run" % args.like)
+        like = {k[2] for k in real}
+        workers = workers or sorted({k[1] for k in real})
+        variants = variants or sorted({k[0] for k in real} & set(variants_built()))
+        workloads = workloads or sorted({b.split("/")[0] for b in like})
+    if args.reps < 1:
+        raise UsageError("--reps must be >= 1")
+    run_dir, failed = simulate(args.machine, variants, workloads, workers or [1, 2, 4, 8, 16],
+                               args.reps, args.seed, args.out, args.jobs, args.all_sets, like,
+                               " ".join(sys.argv), match=args.filter, build=build,
+                               bands=None if args.bands == "none" else args.bands)
+    write_simulated_plots(run_dir)
+    print("simulate: wrote %s (SIMULATED.md)%s"
+          % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))
+    return EXIT_FAILED if failed else 0
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit code 2 through UsageError)."""
 
@@ -305,7 +381,7 @@ def build_parser():
                         "refused for a run from a tree with uncommitted code changes")
     p.add_argument("--sim", metavar="MODEL[,MODEL...]",
                    help="at the end, simulate the run's imbalance and article scenarios on "
-                        f"the first machine model ({', '.join(sim_models())} or a model "
+                        f"the first machine model ({', '.join(simmodel.available())} or a model "
                         "file) at 1, 2, 4, ... up to its PUs, and the article scenarios on "
                         "each further model at its PUs; drawn and reported beside the "
                         "measured ones, labelled SIMULATED (`make run` passes --sim "
@@ -361,25 +437,78 @@ def build_parser():
                         "the record); it stays marked not publishable")
     p.set_defaults(func=cmd_publish)
 
-    # Simulated time (harness/sim): harness.sim's own commands; main() forwards their
-    # arguments whole, these entries only list them in --help.
-    for name, what in SIM_COMMANDS.items():
-        sub.add_parser(name, add_help=False, help=what + " (SIMULATED; see harness/sim/README.md)")
+    add_sim_commands(sub)
     return parser
 
 
-# run.py COMMAND -> harness.sim COMMAND, with what it does
+# The commands in simulated time (harness/sim/README.md), with what each does; also
+# reached as `python3 -m harness.sim COMMAND`.
 SIM_COMMANDS = {
     "calibrate": "measure this machine's costs into a machine model (harness/machines/)",
     "simulate": "a sweep in simulated time on a machine model, written like a real run",
     "validate": "simulated against measured medians: the error table",
+    "flatten": "print a machine model's flat form (simbench --model)",
+    "models": "list the shipped machine models",
 }
+
+
+def add_sim_commands(sub):
+    def command(name, func):
+        p = sub.add_parser(name, allow_abbrev=False,
+                           help=SIM_COMMANDS[name] + " (SIMULATED; see harness/sim/README.md)")
+        p.set_defaults(func=func)
+        return p
+
+    p = command("calibrate", cmd_calibrate)
+    p.add_argument("--name", default="here", help="the model's name (default: here)")
+    p.add_argument("--out", default=simmodel.MACHINES,
+                   help="the folder the model JSON goes to (default: harness/machines)")
+    p.add_argument("--tool", default=os.path.join(ROOT, "build", "sim-calibrate"),
+                   help="the measuring program (default: build/sim-calibrate)")
+    p.add_argument("--no-build", action="store_true",
+                   help="do not run `make sim` first (it builds the tool and the benches the "
+                        "code fit runs)")
+
+    p = command("simulate", cmd_simulate)
+    p.add_argument("--machine", required=True,
+                   help="a model: a name in harness/machines (see `models`) or a JSON path")
+    p.description = ("Without --variants, --workloads and --workers: the --like run's, "
+                     "else every simulation build and workload at 1,2,4,8,16 workers.")
+    add_filters(p)
+    p.add_argument("--reps", type=int, default=3,
+                   help="repetitions per point, each with its own seed (default 3)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="the first repetition's seed: the same seed, the same result")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="simulations run at once (default 1; each uses one core)")
+    p.add_argument("--all-sets", action="store_true",
+                   help="every argument set of --full, not only the default ones")
+    p.add_argument("--filter", metavar="REGEX",
+                   help="only the argument sets whose benchmark name matches")
+    p.add_argument("--like", metavar="RUN_DIR",
+                   help="take the benchmarks (and variants) of this real run")
+    p.add_argument("--bands", choices=("none", "top", "all"), default="none",
+                   help="also re-simulate points with each uncertain cost group at the ends "
+                        "of its stated range (bands.json): at the largest worker count "
+                        "(top) or everywhere (all)")
+    p.add_argument("--out", metavar="DIR",
+                   help="the run directory (default: results/sim-<model>-<time>)")
+    p.add_argument("--no-build", action="store_true",
+                   help="do not run `make sim` first (it is incremental, and by default "
+                        "brings the simulation build up to date)")
+
+    p = command("validate", cmd_validate)
+    p.add_argument("--real", required=True, help="a measured run directory")
+    p.add_argument("--sim", required=True, help="a simulated run directory (of the here model)")
+    p.add_argument("--out", help="the table's file (default: results/validation/<sim run>.md)")
+
+    p = command("flatten", cmd_flatten)
+    p.add_argument("machine", help="a model: a name in harness/machines or a JSON path")
+    command("models", cmd_models)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in SIM_COMMANDS:
-        return sim_cli.main(argv)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -388,7 +517,7 @@ def main(argv=None):
             return EXIT_USAGE
         with stop_signals_interrupt():
             return args.func(args)
-    except UsageError as e:
+    except (UsageError, simmodel.ModelError, SimError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as e:

@@ -6,26 +6,28 @@ time).  The first model simulates the run's imbalance and article scenarios at 1
 as it has PUs (the article figure's panel for that machine).  A companion is an ordinary
 simulated run beside the measured one (results/sim-<model>-<time>/); the measured run's
 meta.json names them ("simulated_companion": a path relative to the run, or a list of
-them), its claim figures draw the first dashed and the article figure each in a panel
-of its own, and its report answers the claim for them too, labelled SIMULATED."""
+them; rundata.companion_dirs and load_companions read them back), its claim figures
+draw the first dashed and the article figure each in a panel of its own, and its report
+answers the claim for them too, labelled SIMULATED."""
 
+import datetime
 import os
 
-from .config import ARTICLE_WORKLOAD, UsageError, parse_name_list, warn
+from . import simmodel
+from .config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, UsageError, parse_name_list, warn
 from .files import atomic_write_json
+from .gnuplot import write_simulated_plots
 from .proc import usable_cpus
-from .rundata import load_run, read_meta
-
-KEY = "simulated_companion"
-MODEL_KEY = "sim_model"
+from .rundata import (COMPANION_KEY, MODEL_KEY, string_list, companion_dirs, medians,
+                      read_meta)
+from .simulate import SimError, make_sim, simulate, variants_built
 
 
 def check_model(name):
     """The machine model `name` (a shipped model or a model file), or UsageError."""
-    from harness.sim import model as modelmod
     try:
-        return modelmod.load(name)
-    except modelmod.ModelError as e:
+        return simmodel.load(name)
+    except simmodel.ModelError as e:
         raise UsageError(f"--sim {name}: {e}") from None
 
 
@@ -35,47 +37,6 @@ def check_models(text):
     for m in models:
         check_model(m)
     return models
-
-
-def sim_models():
-    """The names of the shipped machine models (harness/machines/*.json)."""
-    from harness.sim import model as modelmod
-    return modelmod.available()
-
-
-def _as_list(value):
-    if isinstance(value, str) and value:
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str) and v]
-    return []
-
-
-def companion_dirs(run_dir, meta):
-    """The companions' directories as meta.json names them, in order."""
-    return [os.path.normpath(os.path.join(run_dir, rel)) for rel in _as_list(meta.get(KEY))]
-
-
-def recorded_models(meta):
-    """The models the run asked for (`--sim`), in order."""
-    return _as_list(meta.get(MODEL_KEY))
-
-
-def load_companions(data):
-    """The companions of a loaded run as RunData (a missing or unsimulated one is skipped
-    with a warning)."""
-    out = []
-    for path in companion_dirs(data.run_dir, data.meta):
-        rel = os.path.relpath(path, data.run_dir)
-        if not os.path.isdir(path):
-            warn(f"{data.run_id}: its simulated companion {rel} is missing; drawn without it")
-            continue
-        sim = load_run(path)
-        if not sim.meta.get("simulated"):
-            warn(f"{data.run_id}: {rel} is not a simulated run; ignored")
-            continue
-        out.append(sim)
-    return out
 
 
 def record_models(run_dir, models):
@@ -91,25 +52,63 @@ def missing_models(run_dir, models):
     for path in companion_dirs(run_dir, read_meta(run_dir)):
         if os.path.isdir(path):
             done.add(read_meta(path).get("model"))
-    from harness.sim import model as modelmod
-    return [m for m in models if modelmod.load(m)["name"] not in done]
+    return [m for m in models if simmodel.load(m)["name"] not in done]
+
+
+def companion_workers(npus):
+    """1, 2, 4, ... up to a model's PUs (and the PU count itself when it is no power of 2)."""
+    out, n = [], 1
+    while n <= npus:
+        out.append(n)
+        n *= 2
+    return out if out[-1] == npus else out + [npus]
+
+
+def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
+              all_workers=True, bands=(ARTICLE_WORKLOAD,)):
+    """A simulated companion of a measured run: the run's claim scenarios (its
+    benchmarks of `workloads`, default config.COMPANION_WORKLOADS) on every variant it
+    measured that has a simulation build, on the machine model at companion_workers(its
+    PUs), or at its PUs alone without all_workers, 3 repetitions; the points of the
+    `bands` workloads at the largest worker count get their band.  It is an ordinary
+    simulated run (results/sim-<model>-<time>/, with its figures); returns (its
+    directory, failed points)."""
+    m = simmodel.load(machine)
+    real = medians(real_run)
+    workloads = list(workloads or COMPANION_WORKLOADS)
+    like = {k[2] for k in real if k[2].split("/")[0] in workloads}
+    if not like:
+        raise SimError("%s has no %s scenario: nothing to simulate"
+                       % (real_run, " or ".join(workloads)))
+    make_sim()
+    variants = sorted({k[0] for k in real} & set(variants_built()))
+    if not variants:
+        raise SimError("no variant of %s has a simulation build (`make sim`)" % real_run)
+    # beside the measured run (results/, or wherever --out put it)
+    out = os.path.join(os.path.dirname(os.path.abspath(real_run)), "sim-%s-%s" % (
+        m["name"], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+    workers = companion_workers(m["npus"]) if all_workers else [m["npus"]]
+    present = sorted({name.split("/")[0] for name in like})
+    run_dir, failed = simulate(machine, variants, present, workers,
+                               3, 1, out, jobs, False, like, command, echo=echo,
+                               bands=set(bands) if bands else None)
+    write_simulated_plots(run_dir, echo=echo)
+    return run_dir, failed
 
 
 def simulate_companion(run_dir, model, first, command, echo):
     """Simulate one companion on `model` (first: the one with every claim scenario and
     worker count) and add it to the run's meta.json.  Returns True when it was written
     with every point ok; a failure is a warning (the measured run stands)."""
-    from harness.sim import model as modelmod
-    from harness.sim import simulate as simmod
     try:
-        sim_dir, failed = simmod.companion(
+        sim_dir, failed = companion(
             run_dir, model, jobs=usable_cpus(), command=command, echo=echo,
             workloads=None if first else [ARTICLE_WORKLOAD], all_workers=first)
-    except (modelmod.ModelError, simmod.SimError) as e:
+    except (simmodel.ModelError, SimError) as e:
         warn(f"no simulated companion on {model}: {e}")
         return False
     meta = read_meta(run_dir)
-    meta[KEY] = _as_list(meta.get(KEY)) + [os.path.relpath(sim_dir, run_dir)]
+    meta[COMPANION_KEY] = string_list(meta.get(COMPANION_KEY)) + [os.path.relpath(sim_dir, run_dir)]
     atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
     if failed:
         warn(f"simulated companion {os.path.basename(sim_dir)}: {len(failed)} point(s) failed: "

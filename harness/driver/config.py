@@ -2,10 +2,13 @@
 presets, the claim under test, the environment variables the bench binaries read, the
 one-line error (UsageError) and the parsers of name and worker-count lists."""
 
+import os
 import re
 import sys
 
 
+# The repository root: where run.py, the Makefile, build/, results/ and plots/ are.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROG = "run.py"
 EXIT_FAILED = 1   # the sweep ran, but some points failed or gave wrong answers
 EXIT_USAGE = 2    # bad input or a missing tool

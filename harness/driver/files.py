@@ -83,9 +83,10 @@ def write_output(path, text):
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def atomic_write_json(path, obj):
-    """atomic_write_text of obj as indented, key-sorted JSON."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+def atomic_write_json(path, obj, sort_keys=True):
+    """atomic_write_text of obj as indented JSON, its keys sorted unless sort_keys is
+    False (then in the order the document has them: a bench's own JSON, a model)."""
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=sort_keys) + "\n")
 
 
 def read_json(path):

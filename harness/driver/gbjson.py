@@ -1,6 +1,6 @@
-"""The one reader of Google Benchmark JSON (run.py, harness/benchjson.py,
-harness/targets.py and harness/ref/refcheck.py all read through it): per-repetition
-entries in seconds with their user counters, the context, and benchmark names."""
+"""The one reader of Google Benchmark JSON (run.py, simulated runs, calibrate, benchjson,
+refcheck and targets all read through it): per-repetition entries in seconds with their
+user counters, the context, and benchmark names."""
 
 import dataclasses
 import gzip

@@ -1,17 +1,19 @@
 """Rendering the figures: the gnuplot executable and its terminals, and plots/<run-id>/
-with every figure's .gp, .dat, SVG, PNG and the plots.json manifest."""
+with every figure's .gp, .dat, SVG, PNG and the plots.json manifest; a simulated run's
+own figures (write_simulated_plots)."""
 
 import concurrent.futures
 import contextlib
 import os
 import shutil
 
-from .config import UsageError, warn
+from .config import ROOT, UsageError, warn
 from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
 from .article import figures as article_figures
-from .plots import ClaimPlots, PlotBuilder
+from .plots import ClaimPlots, PlotBuilder, simulated_speedup_plots
 from .proc import last_line, run_capture, usable_cpus
+from .rundata import medians, read_meta
 
 
 class Gnuplot:
@@ -67,6 +69,13 @@ def read_manifest(out_dir):
     return manifest
 
 
+def write_scripts(out_dir, plots, gnuplot):
+    """Each figure's .dat and its .gp (one block per output format) into out_dir."""
+    for p in plots:
+        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
+        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+
+
 def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
     (the manifest the report reads).  sims: simulated runs beside the measured one (the
@@ -85,9 +94,7 @@ def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
     plots = (article_figures(data, sims) + ClaimPlots(data, sims[0] if sims else None,
                                                       alpha, against).build()
              + PlotBuilder(data).build())
-    for p in plots:
-        atomic_write_text(os.path.join(out_dir, p.name + ".dat"), p.data)
-        atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
+    write_scripts(out_dir, plots, gnuplot)
     workers = min(4, usable_cpus())
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         failures = list(pool.map(lambda p: gnuplot.render(out_dir, p), plots))
@@ -104,3 +111,34 @@ def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
                     written=now_iso(), plots=entries)
     atomic_write_json(manifest_path, manifest)
     return manifest
+
+
+def write_simulated_plots(run_dir, out_root=None, echo=print):
+    """Render a simulated run's figures (plots.simulated_speedup_plots) with their .gp and
+    .dat into plots/<run-id>/, or into the run's own plots/ when it lies outside
+    results/.  Without gnuplot they are skipped with a message (the numbers are in
+    SIMULATED.md).  Returns the files rendered."""
+    try:
+        gnuplot = Gnuplot()
+    except UsageError:
+        echo("plots: gnuplot not found; skipped")
+        return []
+    meta = read_meta(run_dir)
+    # a run under results/ gets plots/<run-id>/; one written elsewhere (--out) keeps its
+    # plots beside it
+    results = os.path.join(ROOT, "results")
+    if out_root is None:
+        inside = os.path.abspath(run_dir).startswith(results + os.sep)
+        out_root = os.path.join(ROOT, "plots") if inside else os.path.join(run_dir, "plots")
+    out_dir = os.path.join(out_root, meta["run_id"])
+    os.makedirs(out_dir, exist_ok=True)
+    made = []
+    plots = simulated_speedup_plots(medians(run_dir), meta["model"])
+    write_scripts(out_dir, plots, gnuplot)
+    for p in plots:
+        failure = gnuplot.render(out_dir, p)
+        if failure:
+            echo("plots: gnuplot failed for %s: %s" % (p.benchmark, failure))
+            continue
+        made += [os.path.join(out_dir, f"{p.name}.{ext}") for ext, _ in gnuplot.terminals]
+    return made

@@ -26,7 +26,7 @@ from .config import GZIP_MIN_BYTES, PROG, UsageError
 from .files import atomic_write_json, atomic_write_text, glob_json
 from .fmt import format_table, now_iso
 from .machine import publishable
-from .rundata import load_run, read_meta
+from .rundata import load_companions, load_run, read_meta
 from .rundir import LOCK_NAME
 
 # What a run directory may keep (besides raw/): the rest is removed.
@@ -231,7 +231,6 @@ def answers_block(data, sims, root):
 def update_readme(root, run_dir):
     """Rewrite README.md's answer block from the run (and its companions); False when
     README has no block."""
-    from .companion import load_companions
     path = os.path.join(root, "README.md")
     if not os.path.exists(path):
         return False

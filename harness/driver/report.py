@@ -8,13 +8,15 @@ Statistics: a speedup is base time / variant time, estimated by Hodges-Lehmann o
 log times (the median of the pairwise ratios of the repetitions) with the
 distribution-free interval that inverts the Mann-Whitney test; p is the two-sided
 Mann-Whitney U test; each family of comparisons (named in the report) is corrected with
-Holm's method, and a difference is significant when its corrected p is below alpha."""
+Holm's method, and a difference is significant when its corrected p is below alpha.
+
+A simulated run (./run.py simulate) gets SIMULATED.md instead (write_simulated): its
+medians beside Brent's bound on each speedup."""
 
 import os
 
 from .article import (ANSWER_HEADERS, METRIC as ARTICLE_METRIC, answer_rows, first_setting,
                       panels, settings)
-from .companion import load_companions
 from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_BAND, CLAIM_PARAM,
                      CLAIM_WORKLOAD, UsageError, column_name, pool_name, warn)
 from .files import atomic_write_text, write_output
@@ -22,9 +24,9 @@ from .fmt import fmt_seconds, format_table
 from .gbjson import display_name
 from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
 from .plots import scenario_label, workers_label
-from .rundata import CPU_PER_WALL
+from .rundata import CPU_PER_WALL, load_companions, medians, read_meta
 from .compare import CONFIDENCE, correct, diff_of as compare, differences_csv
-from .stats import min_attainable_p
+from .stats import brent_time, min_attainable_p
 
 class Report:
     """The Markdown report of one run (and its simulated companions, `sims`)."""
@@ -372,3 +374,51 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None, again
     atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), "differences.csv"),
                       differences_csv(report.diffs))
     return path
+
+
+def write_simulated(run_dir):
+    """A simulated run's SIMULATED.md: per benchmark, each variant's simulated median per
+    worker count, its speedup over its own 1-worker time, and Brent's bound
+    (max(work_s / P, span_s)) beside it."""
+    meta = read_meta(run_dir)
+    med = medians(run_dir)
+    workers = sorted({k[1] for k in med})
+    benches = sorted({k[2] for k in med})
+    variants = sorted({k[0] for k in med})
+    L = ["# SIMULATED run %s on machine model `%s`" % (meta["run_id"], meta["model"]), "",
+         "Every number below is **simulated** (harness/sim, model `%s`: %s; %s), not measured. "
+         "Its error against real runs on the machine where one is possible is in "
+         "`results/validation/` (validate)." % (meta["model"], meta.get("model_description", ""),
+                                                meta["topology"]), "",
+         "Cell: simulated median time; in brackets the speedup over the same variant at 1 "
+         "worker, then the bound on that speedup from Brent's lower bound on the time, "
+         "T_P >= max(work / P, span): work = the task bodies' charged time in the same run, "
+         "span = the workload's critical path at the model's costs (from its structure; "
+         "where a workload does not state it, the bound is the work term alone and marked "
+         "'work'). A variant far below its bound loses to scheduling, not to the workload.", ""]
+    for b in benches:
+        L.append("## %s (simulated)" % b)
+        L.append("")
+        L.append("| variant | " + " | ".join("%d workers" % n for n in workers) + " |")
+        L.append("|---|" + "---|" * len(workers))
+        for v in variants:
+            cells = []
+            base = med.get((v, 1, b))
+            for n in workers:
+                r = med.get((v, n, b))
+                if not r:
+                    cells.append("-")
+                    continue
+                c = "%.3f ms" % (r["time_s"] * 1e3)
+                if base:
+                    sp = base["time_s"] / r["time_s"]
+                    bound = ""
+                    lb = brent_time(r.get("work_s"), r.get("span_s"), n)
+                    if lb:
+                        bound = ", bound %.2fx%s" % (base["time_s"] / lb,
+                                                     "" if "span_s" in r else " work")
+                    c += " (%.2fx%s)" % (sp, bound)
+                cells.append(c)
+            L.append("| %s | %s |" % (v, " | ".join(cells)))
+        L.append("")
+    atomic_write_text(os.path.join(run_dir, "SIMULATED.md"), "\n".join(L))

@@ -344,3 +344,92 @@ def split_run_spec(spec, root):
         except UsageError:
             pass
     return resolve_run(spec, root), None
+
+
+# ---- simulated runs: the medians a simulated run's tables and figures use, its bands,
+# and the simulated companions a measured run names
+
+MEDIAN_COUNTERS = ("work_s", "span_s", "proc_cpu_s", "steals", "parks", "tasks_run")
+
+
+def medians(run_dir):
+    """{(variant, workers, benchmark): {"n", "time_s", "min_s", "max_s", and each counter
+    of MEDIAN_COUNTERS that every repetition has}} of a run's variants (references left
+    out), the median over the repetitions without an error: what SIMULATED.md, the
+    simulated speedup figures and `validate` read."""
+    out = {}
+    for r in load_run(run_dir).results:
+        if r.reference or not r.valid:
+            continue
+        times = r.summary()
+        rec = {"n": len(r.valid), "time_s": times["median"], "min_s": times["min"],
+               "max_s": times["max"]}
+        for k in MEDIAN_COUNTERS:
+            values = r.values(k)
+            if len(values) == len(r.valid):
+                rec[k] = summarize(values)["median"]
+        out[(r.variant, r.workers, r.benchmark)] = rec
+    return out
+
+
+BANDS = "bands.json"
+
+
+def load_bands(run_dir, metric="real_time_s"):
+    """{(variant, workers, benchmark): {end label: value}} of a simulated run's bands.json
+    in one metric: the wall time ("real_time_s") or a time counter the band kept
+    ({} when the run has no band, or none in that metric)."""
+    doc = read_json(os.path.join(run_dir, BANDS))
+    if not isinstance(doc, dict):
+        return {}
+    points = doc.get("points") if metric == "real_time_s" else \
+        (doc.get("metrics") or {}).get(metric)
+    out = {}
+    for key, ends in (points if isinstance(points, dict) else {}).items():
+        try:
+            v, w, bench = key.split("/", 2)
+            out[(v, int(w), bench)] = {k: float(t) for k, t in ends.items()}
+        except (ValueError, TypeError, AttributeError):
+            continue
+    return out
+
+
+COMPANION_KEY = "simulated_companion"
+MODEL_KEY = "sim_model"
+
+
+def string_list(value):
+    """A meta.json value that names one thing or several, as a list of names."""
+    if isinstance(value, str) and value:
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str) and v]
+    return []
+
+
+def companion_dirs(run_dir, meta):
+    """The simulated companions' directories as meta.json names them, in order."""
+    return [os.path.normpath(os.path.join(run_dir, rel))
+            for rel in string_list(meta.get(COMPANION_KEY))]
+
+
+def recorded_models(meta):
+    """The models the run asked for (`--sim`), in order."""
+    return string_list(meta.get(MODEL_KEY))
+
+
+def load_companions(data):
+    """The simulated companions of a loaded run as RunData (a missing or unsimulated one
+    is skipped with a warning)."""
+    out = []
+    for path in companion_dirs(data.run_dir, data.meta):
+        rel = os.path.relpath(path, data.run_dir)
+        if not os.path.isdir(path):
+            warn(f"{data.run_id}: its simulated companion {rel} is missing; drawn without it")
+            continue
+        sim = load_run(path)
+        if not sim.meta.get("simulated"):
+            warn(f"{data.run_id}: {rel} is not a simulated run; ignored")
+            continue
+        out.append(sim)
+    return out

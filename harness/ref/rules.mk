@@ -7,7 +7,7 @@
 #   make refs              build them all
 #   make list-references   the reference rows, one name a line (run.py reads this)
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
-#                          checked (harness/ref/refcheck.py); part of `make test`
+#                          checked (harness/driver/refcheck.py); part of `make test`
 #
 # The binaries share ref_main.c and the bench driver of the variants (harness/bench/driver.c:
 # flags, registration, answer checks, JSON context) and differ only in the file that
@@ -99,7 +99,7 @@ $(patsubst %,refs-smoke-%,$(REFERENCES)): refs-smoke-%: $(REF_DIR)/%/bench
 	@echo "== refs-smoke: $*"
 	@$< --smoke --workers $(REFS_SMOKE_WORKERS) --benchmark_min_time=0.001 \
 	  --benchmark_out=$(REF_DIR)/smoke-$*.json --benchmark_out_format=json >/dev/null
-	@$(PYTHON) -m harness.ref.refcheck --variant $* --workers $(REFS_SMOKE_WORKERS) \
+	@$(PYTHON) -m harness.driver.refcheck --variant $* --workers $(REFS_SMOKE_WORKERS) \
 	  $(foreach w,$(REF_WITHOUT_$*),--without $(w)) $(REF_DIR)/smoke-$*.json
 test: refs-smoke
 else

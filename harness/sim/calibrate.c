@@ -1,6 +1,6 @@
 /*
  * calibrate.c -- build/sim-calibrate: measure on this machine the costs the simulator
- * charges (harness/sim/sim_engine.h), for harness/sim/calibrate.py, which writes them
+ * charges (harness/sim/sim_engine.h), for harness/driver/calibrate.py, which writes them
  * into a model JSON with the topology.  A real (not simulated) program.
  *
  *   sim-calibrate costs             one `name ns` line per cost of sim_cost_names and

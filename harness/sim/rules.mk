@@ -64,7 +64,7 @@ endif
 
 .PHONY: sim test-sim
 
-# build/sim-calibrate: the measurements behind `calibrate` (harness/sim/calibrate.py);
+# build/sim-calibrate: the measurements behind `calibrate` (harness/driver/calibrate.py);
 # a real program, built with the real build's flags
 SIM_CALIBRATE := $(BUILD)/sim-calibrate
 $(SIM_CALIBRATE): harness/sim/calibrate.c harness/sim/sim_engine.h harness/sim/sim_api.h $(ASM_OBJ) workloads/sha1.h workloads/wl_kernel.h workloads/uts_tree.h

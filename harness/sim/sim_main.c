@@ -7,7 +7,7 @@
  *   simbench --list        every workload's default argument sets, one per line:
  *                          <name> <set-index> <benchmark name> <a,b,...>
  *
- * FILE is a flat model (harness/sim/model.py writes it from a model JSON in harness/machines/).
+ * FILE is a flat model (harness/driver/simmodel.py writes it from a model JSON in harness/machines/).
  * The reference answer is computed first, for real (sequential()).  Then the simulated
  * program's main thread sets the concurrency, runs parallel() once to warm up (starts
  * the workers), and R timed repetitions; each must give the reference answer.  Each

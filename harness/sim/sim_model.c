@@ -1,7 +1,7 @@
 /*
  * sim_model.c -- read a machine model for the engine.
  *
- * The file is the flat form that harness/sim/model.py writes from a model JSON
+ * The file is the flat form that harness/driver/simmodel.py writes from a model JSON
  * (harness/machines/<name>.json, where every number carries its source): one
  * `key value` per line, every key below exactly once, costs in nanoseconds.
  *

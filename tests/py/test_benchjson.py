@@ -1,11 +1,11 @@
-"""harness/benchjson.py: the JSON checks of `make bench-smoke` and `make test-shim`, and the
+"""harness/driver/benchjson.py: the JSON checks of `make bench-smoke` and `make test-shim`, and the
 ratio of `make bench-switch`, all read through harness.driver.gbjson."""
 import copy
 import json
 
 import pytest
 
-from harness import benchjson
+from harness.driver import benchjson
 
 COUNTERS = {c: 1.0 for c in benchjson.COUNTERS}
 GOOD = {

@@ -213,8 +213,8 @@ def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):
     (["simulate", "--machine", "epyc16", "--workers", "300"], "16 PUs"),
 ])
 def test_simulated_commands_are_forwarded_with_their_errors(capsys, args, words):
-    """run.py calibrate/simulate/validate are harness.sim's commands: bad input there is
-    one line and exit 2, as everywhere else."""
+    """run.py's commands in simulated time: bad input there is one line and exit 2, as
+    everywhere else."""
     assert main(args) == 2
     assert words in capsys.readouterr().err
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from harness.driver import build, config
-from harness.ref import refcheck
+from harness.driver import refcheck
 
 from conftest import ROOT
 

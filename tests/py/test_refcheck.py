@@ -1,9 +1,9 @@
-"""harness/ref/refcheck.py: what `make refs-smoke` accepts and rejects in a reference
+"""harness/driver/refcheck.py: what `make refs-smoke` accepts and rejects in a reference
 row's Google Benchmark JSON."""
 import copy
 import json
 
-from harness.ref import refcheck
+from harness.driver import refcheck
 
 GOOD = {
     "context": {

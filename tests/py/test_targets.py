@@ -1,4 +1,4 @@
-"""harness/targets.py reads the bench JSON through harness.driver.gbjson: one invocation of
+"""harness/driver/targets.py reads the bench JSON through harness.driver.gbjson: one invocation of
 a (fake) bench binary gives each benchmark's wall time in ns and its counters."""
 import os
 import stat
@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from harness import targets
+from harness.driver import targets
 
 from conftest import FIXTURES
 

@@ -19,8 +19,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from harness.sim import model as modelmod  # noqa: E402
-from harness.sim import validate  # noqa: E402
+from harness.driver import simmodel as modelmod  # noqa: E402
+from harness.driver import validate  # noqa: E402
 
 MODELS = os.path.join(ROOT, "tests", "sim", "models")
 PY = sys.executable
@@ -328,7 +328,7 @@ def test_validate_reports_the_hosts_drift_on_the_fit_points():
 def test_simulate_builds_only_after_the_model_and_workers_are_known_good():
     """The command line's `make sim` (simulate's build callback) runs once the input is
     known good: bad input is refused at once, before any build."""
-    from harness.sim import simulate as simmod
+    from harness.driver import simulate as simmod
     calls = []
 
     class Built(Exception):
@@ -351,7 +351,7 @@ def test_simulate_builds_only_after_the_model_and_workers_are_known_good():
 def test_calibrate_refuses_a_tool_older_than_itself(tmp_path):
     """A build/sim-calibrate that prints no uts_visit (built before it existed) is a clear
     error, not a traceback; `calibrate` itself runs `make sim` first unless --no-build."""
-    from harness.sim import calibrate
+    from harness.driver import calibrate
     tool = tmp_path / "old-calibrate"
     tool.write_text("#!/bin/sh\necho 'sha1_block 300.0'\necho 'kernel_iters_per_us 600.0'\n")
     tool.chmod(0o755)
@@ -717,7 +717,7 @@ def test_a_wake_after_a_short_sleep_costs_the_short_prices(tmp_path):
 def test_a_measured_run_gets_its_simulated_companion(tmp_path):
     """`./run.py run --sim MODEL`'s last step: the run's imbalance scenarios on every
     variant it measured, at 1, 2, 4, ... up to the model's PUs, beside the run."""
-    from harness.sim import simulate as simmod
+    from harness.driver import companion, rundata, simulate as simmod
     bench = "imbalance/imbalance:2/grain_us:1000/tasks:64/submitters:1/late:0/skew:0/real_time"
     real = tmp_path / "results" / "real"
     for v in ("chaselev", "threadpool"):
@@ -734,16 +734,16 @@ def test_a_measured_run_gets_its_simulated_companion(tmp_path):
             path = real / "raw" / v / ("workers-%d" % w) / "imbalance.json"
             path.parent.mkdir(parents=True)
             path.write_text(json.dumps(doc))
-    assert simmod.companion_workers(8) == [1, 2, 4, 8]
-    assert simmod.companion_workers(12) == [1, 2, 4, 8, 12]
-    run_dir, failed = simmod.companion(str(real), os.path.join(MODELS, "test8.json"), jobs=2,
+    assert companion.companion_workers(8) == [1, 2, 4, 8]
+    assert companion.companion_workers(12) == [1, 2, 4, 8, 12]
+    run_dir, failed = companion.companion(str(real), os.path.join(MODELS, "test8.json"), jobs=2,
                                        echo=lambda *a, **k: None)
     assert failed == []
     assert os.path.dirname(run_dir) == str(tmp_path / "results")
     assert os.path.basename(run_dir).startswith("sim-test8-")
     meta = json.load(open(os.path.join(run_dir, "meta.json")))
     assert meta["simulated"] is True and meta["run_id"] == os.path.basename(run_dir)
-    med = simmod.medians(run_dir)
+    med = rundata.medians(run_dir)
     assert sorted(med) == [(v, w, bench) for v in ("chaselev", "threadpool") for w in (1, 2, 4, 8)]
     with pytest.raises(simmod.SimError, match="no imbalance or article scenario"):
         os.unlink(real / "raw" / "chaselev" / "workers-1" / "imbalance.json")
@@ -751,7 +751,7 @@ def test_a_measured_run_gets_its_simulated_companion(tmp_path):
             doc = json.loads(p.read_text())
             doc["benchmarks"] = doc["benchmarks"][1:]
             p.write_text(json.dumps(doc))
-        simmod.companion(str(real), os.path.join(MODELS, "test8.json"))
+        companion.companion(str(real), os.path.join(MODELS, "test8.json"))
 
 
 def test_a_band_re_simulates_the_point_at_the_ends_of_each_stated_range(tmp_path):

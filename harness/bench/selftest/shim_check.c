@@ -1,7 +1,7 @@
 /*
- * shim_check.c -- exercises every call of harness/bench/shim.h with fixed iteration counts and
- * manual times, so that `harness/benchjson.py shimcheck` can compare the JSON Google
- * Benchmark writes with exact expected values (`make test-shim`).
+ * shim_check.c -- exercises every call of harness/bench/shim.h with fixed iteration
+ * counts and manual times, so that `python3 -m harness.driver.benchjson shimcheck` can
+ * compare the JSON Google Benchmark writes with exact expected values (`make test-shim`).
  *
  * Each benchmark re-checks its own arguments and iteration count and reports a mismatch
  * as an error; the Python side then expects exactly one error, the deliberate one.

@@ -1,8 +1,8 @@
 """refcheck.py -- check one reference row's Google Benchmark JSON (build/ref/<r>/bench).
 
-  python3 -m harness.ref.refcheck [--variant R] [--workers N] [--without WORKLOAD]... FILE.json
+  python3 -m harness.driver.refcheck [--variant R] [--workers N] [--without WORKLOAD]... FILE.json
 
-The run record carries harness/benchjson.py's context keys plus `runtime`; no benchmark
+The run record carries harness/driver/benchjson.py's context keys plus `runtime`; no benchmark
 failed (a wrong answer is a failure); every workload ran at least once, except those
 named by --without (which the reference does not register: they must not run either);
 each benchmark carries proc_cpu_s and items_per_second.  Scheduler counters (steals,
@@ -13,7 +13,7 @@ benchjson.check, the one the variants' bench passes.
 import argparse
 import sys
 
-from harness import benchjson
+from . import benchjson
 
 # The workloads the reference rows implement (harness/ref/ref.h; tests/py/test_docs.py
 # checks this list against ref.h and harness/ref/README.md).

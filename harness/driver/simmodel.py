@@ -1,4 +1,4 @@
-"""model.py -- machine models for the simulator: read, check, flatten.
+"""Machine models for the simulator (harness/sim): read, check, flatten.
 
 A model is a JSON file, harness/machines/<name>.json:
 
@@ -17,8 +17,9 @@ import json
 import os
 import re
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MACHINES = os.path.join(os.path.dirname(HERE), "machines")
+from .config import ROOT
+
+MACHINES = os.path.join(ROOT, "harness", "machines")
 
 # The engine's cost names (sim_model.c: sim_cost_names and the transfer levels).
 COSTS = ("load_hit", "store_hit", "rmw", "fence", "switch", "syscall", "futex_wake",
@@ -202,7 +203,7 @@ def load(name_or_path):
 
 def flatten(m):
     """The engine's flat `key value` form of a checked model."""
-    lines = ["# flattened from %s by harness/sim/model.py" % m.get("path", m["name"]),
+    lines = ["# flattened from %s by harness/driver/simmodel.py" % m.get("path", m["name"]),
              "name %s" % m["name"], "topology %s" % m["topology"]["synthetic"]]
     for c in COSTS:
         lines.append("%s %r" % (c, float(m["costs_ns"][c]["value"])))

@@ -1,4 +1,4 @@
-"""simulate.py -- a sweep in simulated time, written like a real run (`simulate`).
+"""A sweep in simulated time, written like a real run (`./run.py simulate`).
 
 For every variant x worker count x workload it runs build-sim/<v>/simbench on a machine
 model and writes results/<run-id>/ in run.py's layout (results/README.md):
@@ -9,9 +9,12 @@ model and writes results/<run-id>/ in run.py's layout (results/README.md):
   machine.json   the model the run used (a copy, sources included); model.flat its flat form
   raw/<v>/workers-<N>/<workload>.json   Google Benchmark JSON, context "simulated": true
   logs/<v>/workers-<N>/<workload>.log   simbench's stderr, line 1 = its command
-  SIMULATED.md   every median beside its Brent bound (./... report)
+  SIMULATED.md   every median beside its Brent bound (report.write_simulated)
   bands.json     where asked: points re-simulated with each uncertain cost group at the
-                 ends of its range (model.band_ends), model.<end>.flat the models used
+                 ends of its range (simmodel.band_ends), model.<end>.flat the models used
+
+The run is read back like any other (rundata.load_run, rundata.medians); its figures are
+gnuplot.write_simulated_plots'.
 
 The argument sets are the workloads' default ones that a quick real sweep takes: the
 first of each workload, and every set of `imbalance` and `article` (the claim's
@@ -25,18 +28,17 @@ import json
 import os
 import re
 import shlex
-import statistics
 import subprocess
 import sys
 import time
 
-from harness.driver.config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, WHOLE_WORKLOADS
-from harness.driver.gbjson import BadResultFile, load_gb_file
-from harness.driver.machine import git_info
-from harness.driver.stats import brent_time
-from harness.sim import model as modelmod
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from . import simmodel as modelmod
+from .config import ROOT, WHOLE_WORKLOADS
+from .files import atomic_write_json, atomic_write_text
+from .gbjson import BadResultFile, load_gb_file, parse_gb_doc
+from .machine import git_info
+from .report import write_simulated
+from .rundata import BANDS
 
 
 class SimError(Exception):
@@ -87,12 +89,8 @@ def choose(sets, workloads, all_sets=False, like=None, match=None):
 
 
 def _write_json(path, doc):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    """A JSON file of the run, its keys in the order the document has them."""
+    atomic_write_json(path, doc, sort_keys=False)
 
 
 def run_point(point, run_dir, flat, reps, seed):
@@ -186,8 +184,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     run_dir = out or os.path.join(ROOT, "results", run_id)
     os.makedirs(run_dir, exist_ok=True)
     flat = os.path.join(run_dir, "model.flat")
-    with open(flat, "w") as f:
-        f.write(modelmod.flatten(m))
+    atomic_write_text(flat, modelmod.flatten(m))
     with open(m["path"]) as f:
         machine_doc = json.load(f)
     _write_json(os.path.join(run_dir, "machine.json"), machine_doc)
@@ -226,8 +223,7 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     for p in points:
         path = os.path.join(run_dir, p["raw"])
         if p["variant"] not in ctx and os.path.exists(path):
-            with open(path) as f:
-                ctx[p["variant"]] = json.load(f)["context"]
+            ctx[p["variant"]] = load_gb_file(path)[0]
     meta = {"run_id": run_id, "simulated": True, "model": m["name"],
             "model_description": m.get("description", ""), "model_measured": bool(m.get("measured")),
             "topology": "simulated: synthetic " + m["topology"]["synthetic"],
@@ -236,12 +232,11 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
             "command": command, "git": git, "variants": variants,
             "references": [], "workloads": sorted(chosen), "bench_context": ctx}
     _write_json(os.path.join(run_dir, "meta.json"), meta)
-    report(run_dir)
+    write_simulated(run_dir)
     failed = [k for k, v in status.items() if not v["ok"]]
     return run_dir, failed
 
 
-BANDS = "bands.json"
 BAND_COUNTERS = ("window_s",)  # time counters a band keeps beside the wall time
 
 
@@ -258,8 +253,7 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
     flats = {}
     for label, group, factor in ends:
         path = os.path.join(run_dir, "model.%s.flat" % label.replace(" ", "_"))
-        with open(path, "w") as f:
-            f.write(modelmod.flatten(modelmod.scaled(m, group, factor)))
+        atomic_write_text(path, modelmod.flatten(modelmod.scaled(m, group, factor)))
         flats[label] = path
     jobs_list = [(p, name, args, label) for p in points
                  for name, args in zip(p["benchmarks"], p["args"]) for label, _, _ in ends]
@@ -273,17 +267,16 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
                "--workload", p["workload"], "--args", args, "--reps", "1", "--seed", str(seed)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         try:
-            doc = json.loads(r.stdout) if r.returncode == 0 else None
-        except ValueError:
-            doc = None
-        found = [b for b in (doc or {}).get("benchmarks", [])
-                 if b.get("run_type") == "iteration" and not b.get("error_occurred")]
+            _, entries = parse_gb_doc(json.loads(r.stdout), cmd[0]) if r.returncode == 0 \
+                else (None, [])
+        except (ValueError, BadResultFile):
+            entries = []
+        found = [e for e in entries if e.error is None]
         if not found:
             return job, None
-        b = found[0]
-        counters = {c: float(b[c]) for c in BAND_COUNTERS
-                    if isinstance(b.get(c), (int, float)) and b[c] > 0}
-        return job, (b["real_time"] * _UNIT[b.get("time_unit", "ms")], counters)
+        e = found[0]
+        counters = {c: e.counters[c] for c in BAND_COUNTERS if e.counters.get(c, 0) > 0}
+        return job, (e.real_s, counters)
 
     metrics = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
@@ -300,161 +293,3 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
         "ends": [e[0] for e in ends], "points": out, "metrics": metrics, "failed": failed})
     return out
 
-
-_UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-
-
-def load_bands(run_dir, metric="real_time_s"):
-    """{(variant, workers, benchmark): {end label: value}} of a simulated run's bands.json
-    in one metric: the wall time ("real_time_s") or a counter of BAND_COUNTERS ({} when
-    the run has no band, or none in that metric)."""
-    path = os.path.join(run_dir, BANDS)
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(doc, dict):
-        return {}
-    points = doc.get("points") if metric == "real_time_s" else \
-        (doc.get("metrics") or {}).get(metric)
-    out = {}
-    for key, ends in (points if isinstance(points, dict) else {}).items():
-        try:
-            v, w, bench = key.split("/", 2)
-            out[(v, int(w), bench)] = {k: float(t) for k, t in ends.items()}
-        except (ValueError, TypeError, AttributeError):
-            continue
-    return out
-
-
-def companion_workers(npus):
-    """1, 2, 4, ... up to a model's PUs (and the PU count itself when it is no power of 2)."""
-    out, n = [], 1
-    while n <= npus:
-        out.append(n)
-        n *= 2
-    return out if out[-1] == npus else out + [npus]
-
-
-def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
-              all_workers=True, bands=(ARTICLE_WORKLOAD,)):
-    """A simulated companion of a measured run (`./run.py run --sim MODEL`): the run's
-    claim scenarios (its benchmarks of `workloads`, default config.COMPANION_WORKLOADS) on
-    every variant it measured that has a simulation build, on the machine model at
-    companion_workers(its PUs), or at its PUs alone without all_workers, 3 repetitions;
-    the points of the `bands` workloads at the largest worker count get their band.
-    It is an ordinary simulated run (results/sim-<model>-<time>/); returns (its
-    directory, failed points)."""
-    m = modelmod.load(machine)
-    real = medians(real_run)
-    workloads = list(workloads or COMPANION_WORKLOADS)
-    like = {k[2] for k in real if k[2].split("/")[0] in workloads}
-    if not like:
-        raise SimError("%s has no %s scenario: nothing to simulate"
-                       % (real_run, " or ".join(workloads)))
-    make_sim()
-    variants = sorted({k[0] for k in real} & set(variants_built()))
-    if not variants:
-        raise SimError("no variant of %s has a simulation build (`make sim`)" % real_run)
-    # beside the measured run (results/, or wherever --out put it)
-    out = os.path.join(os.path.dirname(os.path.abspath(real_run)), "sim-%s-%s" % (
-        m["name"], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
-    workers = companion_workers(m["npus"]) if all_workers else [m["npus"]]
-    present = sorted({name.split("/")[0] for name in like})
-    run_dir, failed = simulate(machine, variants, present, workers,
-                               3, 1, out, jobs, False, like, command, echo=echo,
-                               bands=set(bands) if bands else None)
-    from harness.sim import plots
-    plots.plot(run_dir, echo=echo)
-    return run_dir, failed
-
-
-# ---- reading runs (real or simulated) -------------------------------------------------
-
-
-def medians(run_dir):
-    """{(variant, workers, benchmark): {"time_s", "work_s", "span_s", "proc_cpu_s", "steals",
-    "parks", "tasks_run", "n"}} (a counter only where every repetition has it)
-    from raw/<v>/workers-N/*.json (or .json.gz, as a published run keeps them; iteration
-    entries without errors), through the one Google Benchmark JSON reader."""
-    out = {}
-    raw = os.path.join(run_dir, "raw")
-    if not os.path.isdir(raw):
-        return out
-    for v in sorted(os.listdir(raw)):
-        if v == "ref":
-            continue
-        for wdir in sorted(os.listdir(os.path.join(raw, v))):
-            if not wdir.startswith("workers-"):
-                continue
-            n = int(wdir.split("-")[1])
-            for fn in sorted(os.listdir(os.path.join(raw, v, wdir))):
-                if not fn.endswith((".json", ".json.gz")):
-                    continue
-                try:
-                    _, entries = load_gb_file(os.path.join(raw, v, wdir, fn))
-                except BadResultFile as e:
-                    raise SimError(str(e)) from None
-                rows = {}
-                for e in entries:
-                    if e.error is None:
-                        rows.setdefault(e.benchmark, []).append(e)
-                for name, es in rows.items():
-                    rec = {"n": len(es), "time_s": statistics.median(e.real_s for e in es),
-                           "min_s": min(e.real_s for e in es), "max_s": max(e.real_s for e in es)}
-                    for k in ("work_s", "span_s", "proc_cpu_s", "steals", "parks", "tasks_run"):
-                        if all(k in e.counters for e in es):
-                            rec[k] = statistics.median(e.counters[k] for e in es)
-                    out[(v, n, name)] = rec
-    return out
-
-
-def report(run_dir):
-    """SIMULATED.md: per benchmark, each variant's simulated median per worker count,
-    its speedup over its own 1-worker time, and Brent's bound (max(work_s / P, span_s))
-    beside it."""
-    with open(os.path.join(run_dir, "meta.json")) as f:
-        meta = json.load(f)
-    med = medians(run_dir)
-    workers = sorted({k[1] for k in med})
-    benches = sorted({k[2] for k in med})
-    variants = sorted({k[0] for k in med})
-    L = ["# SIMULATED run %s on machine model `%s`" % (meta["run_id"], meta["model"]), "",
-         "Every number below is **simulated** (harness/sim, model `%s`: %s; %s), not measured. "
-         "Its error against real runs on the machine where one is possible is in "
-         "`results/validation/` (validate)." % (meta["model"], meta.get("model_description", ""),
-                                                meta["topology"]), "",
-         "Cell: simulated median time; in brackets the speedup over the same variant at 1 "
-         "worker, then the bound on that speedup from Brent's lower bound on the time, "
-         "T_P >= max(work / P, span): work = the task bodies' charged time in the same run, "
-         "span = the workload's critical path at the model's costs (from its structure; "
-         "where a workload does not state it, the bound is the work term alone and marked "
-         "'work'). A variant far below its bound loses to scheduling, not to the workload.", ""]
-    for b in benches:
-        L.append("## %s (simulated)" % b)
-        L.append("")
-        L.append("| variant | " + " | ".join("%d workers" % n for n in workers) + " |")
-        L.append("|---|" + "---|" * len(workers))
-        for v in variants:
-            cells = []
-            base = med.get((v, 1, b))
-            for n in workers:
-                r = med.get((v, n, b))
-                if not r:
-                    cells.append("-")
-                    continue
-                c = "%.3f ms" % (r["time_s"] * 1e3)
-                if base:
-                    sp = base["time_s"] / r["time_s"]
-                    bound = ""
-                    lb = brent_time(r.get("work_s"), r.get("span_s"), n)
-                    if lb:
-                        bound = ", bound %.2fx%s" % (base["time_s"] / lb,
-                                                     "" if "span_s" in r else " work")
-                    c += " (%.2fx%s)" % (sp, bound)
-                cells.append(c)
-            L.append("| %s | %s |" % (v, " | ".join(cells)))
-        L.append("")
-    with open(os.path.join(run_dir, "SIMULATED.md"), "w") as f:
-        f.write("\n".join(L))

@@ -4,7 +4,7 @@ Each comparison runs both sides in alternating rounds (ours, theirs, ours, their
 so that machine noise falls on both, and reports the ratio of medians.  Nothing here is
 a test: it prints numbers, never passes or fails on them.  Standard library only.
 
-    python3 -m harness.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
+    python3 -m harness.driver.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
 
 Comparisons (issue: target):
   switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
@@ -21,7 +21,6 @@ Comparisons (issue: target):
   blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -30,11 +29,14 @@ import sys
 import tempfile
 
 if not __package__:   # started as a file, so the package import below cannot work
-    sys.exit("harness/targets.py: run it from the repository root as python3 -m harness.targets")
+    sys.exit("harness/driver/targets.py: run it from the repository root as "
+             "python3 -m harness.driver.targets")
 
-from harness.driver.gbjson import BadResultFile, load_gb_file  # noqa: E402
+from . import simmodel, simulate  # noqa: E402
+from .config import ROOT  # noqa: E402
+from .files import atomic_write_json, atomic_write_text  # noqa: E402
+from .gbjson import BadResultFile, load_gb_file  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
 
 
@@ -154,7 +156,6 @@ def do_flush(n, results, env):
 def sim_bench(variant, machine, workers, name):
     """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
     workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
-    from harness.sim import model as modelmod, simulate
     wl = name.split("/")[0]
     sets = simulate.list_sets(simulate.binary(variant)).get(wl, [])
     args = next((a for _, b, a in sets if b == name), None)
@@ -162,8 +163,7 @@ def sim_bench(variant, machine, workers, name):
         raise RuntimeError(f"simbench {variant}: no argument set {name}")
     with tempfile.TemporaryDirectory() as tmp:
         flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
-        with open(flat, "w") as f:
-            f.write(modelmod.flatten(modelmod.load(machine)))
+        atomic_write_text(flat, simmodel.flatten(simmodel.load(machine)))
         subprocess.run([simulate.binary(variant), "--model", flat, "--workers", str(workers),
                         "--workload", wl, "--args", args, "--reps", "1", "--out", out],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
@@ -248,8 +248,7 @@ def main():
         except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as e:
             print(f"{what:10s} could not be measured: {e}", flush=True)
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(results, f, indent=1)
+        atomic_write_json(a.json, results, sort_keys=False)
 
 
 if __name__ == "__main__":

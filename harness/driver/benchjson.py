@@ -1,21 +1,21 @@
 """benchjson.py -- the checks and the ratio that make runs on the Google Benchmark JSON
 that build/<v>/bench, build/ref/<r>/bench and build/ref/boost_switch write.  They read
-it through harness.driver.gbjson, the reader run.py uses (stdlib only).  Run from the
+it through gbjson, the reader run.py uses (stdlib only).  Run from the
 repository root:
 
-  python3 -m harness.benchjson ratio --name NAME --ours A.json... --ref B.json...
+  python3 -m harness.driver.benchjson ratio --name NAME --ours A.json... --ref B.json...
       For NAME: the median over every repetition in every file of cpu_time and real_time
       (ns) on each side, and ours/ref.  Used by `make bench-switch`.
 
-  python3 -m harness.benchjson check [--variant V] [--workers N] [--workloads "a b"] FILE.json
+  python3 -m harness.driver.benchjson check [--variant V] [--workers N] [--workloads "a b"] FILE.json
       The run record carries its context keys; every benchmark ran without error; each
       named workload has at least one benchmark; each workload benchmark carries the
       scheduler counters.  Exit status 1 with the reasons otherwise.  Used by
       `make bench-smoke`.
 
-  python3 -m harness.benchjson shimcheck FILE.json
+  python3 -m harness.driver.benchjson shimcheck FILE.json
       The JSON of build/harness-selftest/shim_check matches the exact values that
-      harness/selftest/shim_check.c sets up (counter flags, manual time, arguments,
+      harness/bench/selftest/shim_check.c sets up (counter flags, manual time, arguments,
       label, skip, repetitions, context).  Used by `make test-shim`.
 """
 import argparse
@@ -24,15 +24,14 @@ import re
 import statistics
 import sys
 
-from harness.driver.gbjson import BadResultFile, load_gb_doc, parse_gb_doc
+from .config import ROOT
+from .gbjson import BadResultFile, load_gb_doc, parse_gb_doc
 
 CONTEXT_KEYS = ("variant", "workers", "cpu_model", "topology", "compiler", "cflags",
                 "git_rev", "sizes")
-BTHREAD_H = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                         "common", "bthread.h")
 
 
-def sched_counters(header=BTHREAD_H):
+def sched_counters(header=os.path.join(ROOT, "common", "bthread.h")):
     """The names of bthread.h's BTHREAD_WORKER_COUNTERS, in order: the one list of the
     scheduler counters, from which the C side makes the stats struct, the counting and
     the bench JSON.  An X-list may name another (BTHREAD_VARIANT_COUNTERS(X)); its
@@ -54,7 +53,7 @@ def sched_counters(header=BTHREAD_H):
 
 
 # What every workload benchmark carries: the scheduler counters, the ratios the bench
-# derives from them (harness/bench_main.c), the process CPU time and the throughput.
+# derives from them (harness/bench/bench_main.c), the process CPU time and the throughput.
 COUNTERS = sched_counters() + ("tasks_per_remote_take", "tasks_per_flush",
                                "wakeups_per_task", "proc_cpu_s", "items_per_second")
 HARNESS_PREFIXES = ("switch/", "stack/")
@@ -148,7 +147,7 @@ def report(path, check_doc):
 
 
 def shimcheck(doc):
-    """Problems in the JSON of harness/selftest/shim_check.c (empty when it is good)."""
+    """Problems in the JSON of harness/bench/selftest/shim_check.c (empty when it is good)."""
     bad = []
     by_name = {}
     for b in doc.get("benchmarks", []) if isinstance(doc, dict) else []:

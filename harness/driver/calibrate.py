@@ -1,4 +1,4 @@
-"""calibrate.py -- measure this machine into a model JSON (`calibrate`).
+"""Measure this machine into a model JSON (`./run.py calibrate`).
 
 Runs build/sim-calibrate (harness/sim/calibrate.c): `costs` for the per-PU costs, and
 `pair A B` for one pair of PUs at each topology distance this machine has (same core,
@@ -24,7 +24,6 @@ keeps their measured times ("code_fit"), so that `validate` can tell how far the
 moved between the calibration and the real run it validates against.
 """
 import datetime
-import json
 import os
 import re
 import socket
@@ -33,10 +32,10 @@ import subprocess
 import tempfile
 import time
 
-from harness.driver.gbjson import GB_TIME_UNITS
-from harness.sim import model as modelmod
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from . import simmodel as modelmod
+from .config import ROOT
+from .files import atomic_write_json, atomic_write_text
+from .gbjson import load_gb_file
 ROUNDS = 3
 PAIR_RUNS, PAIR_GAP_S = 15, 0.4
 XFER = ("xfer_core", "xfer_l3", "xfer_numa", "xfer_package", "xfer_remote")
@@ -192,13 +191,8 @@ def run(tool, name, out_dir, echo=print):
     }
     code_costs(doc, src, echo)
     modelmod.check(doc, "calibration")
-    os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, name + ".json")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic_write_json(path, doc, sort_keys=False)
     echo("calibrate: wrote %s" % path)
     return path
 
@@ -215,13 +209,12 @@ def _measured_ns_per_item(bench, name, tmp):
                     "--benchmark_repetitions=5", "--benchmark_min_time=0.1",
                     "--benchmark_out=" + out, "--benchmark_out_format=json"],
                    check=True, capture_output=True, timeout=600)
-    with open(out) as f:
-        runs = [b for b in json.load(f)["benchmarks"]
-                if b.get("run_type") == "iteration" and b.get("items_per_second")]
+    runs = [e for e in load_gb_file(out)[1]
+            if e.error is None and e.counters.get("items_per_second")]
     if not runs:
         raise modelmod.ModelError("%s: no items_per_second for %s" % (bench, name))
-    return (1e9 / statistics.median(b["items_per_second"] for b in runs),
-            statistics.median(b["real_time"] * GB_TIME_UNITS[b.get("time_unit", "ns")] for b in runs))
+    return (1e9 / statistics.median(e.counters["items_per_second"] for e in runs),
+            statistics.median(e.real_s for e in runs))
 
 
 def _simulated_per_item(simbench, flat, workload, args, tmp):
@@ -229,10 +222,10 @@ def _simulated_per_item(simbench, flat, workload, args, tmp):
     subprocess.run([simbench, "--model", flat, "--workers", "1", "--workload", workload,
                     "--args", args, "--reps", "1", "--out", out],
                    check=True, capture_output=True, timeout=600)
-    with open(out) as f:
-        b = json.load(f)["benchmarks"][0]
-    items = b["items"]
-    return b["real_time"] * 1e6 / items, b["sim_accesses"] / items, b["sim_jumps"] / items
+    e = load_gb_file(out)[1][0]
+    items = e.counters["items"]
+    return (e.real_s * 1e9 / items, e.counters["sim_accesses"] / items,
+            e.counters["sim_jumps"] / items)
 
 
 def code_costs(doc, src, echo=print):
@@ -248,8 +241,7 @@ def code_costs(doc, src, echo=print):
     rows, measured = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         flat = os.path.join(tmp, "model.flat")
-        with open(flat, "w") as f:
-            f.write(modelmod.flatten(m))
+        atomic_write_text(flat, modelmod.flatten(m))
         for workload, args, name in CODE_BENCH:
             echo("calibrate: scheduler code: %s, measured and simulated at 1 worker" % name)
             real, seconds = _measured_ns_per_item(bench, name, tmp)

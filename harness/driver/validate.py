@@ -1,4 +1,4 @@
-"""validate.py -- simulated vs measured, the error table (`validate`).
+"""Simulated vs measured, the error table (`./run.py validate`).
 
 Compares a simulated run on this machine's model with a real run of the same
 benchmarks, worker counts and variants, and writes a markdown table: for each
@@ -14,11 +14,11 @@ the repetitions of one point spread over 2x or more (spawn here), no single pred
 number can be within 25 % of the median every time, and this column tells a model error
 from the measurement's own spread.
 """
-import json
 import os
 import statistics
 
-from harness.sim.simulate import medians
+from .files import atomic_write_text, read_json
+from .rundata import medians, read_meta
 
 TARGET_MEDIAN, TARGET_WORST = 0.10, 0.25
 
@@ -162,12 +162,9 @@ def write(real_dir, sim_dir, out_path):
     if not rows:
         raise ValueError("no benchmark in common between %s and %s" % (real_dir, sim_dir))
     s = summarize(rows)
-    with open(os.path.join(sim_dir, "meta.json")) as f:
-        meta = json.load(f)
-    try:
-        with open(os.path.join(sim_dir, "machine.json")) as f:
-            machine = json.load(f)
-    except (OSError, ValueError):
+    meta = read_meta(sim_dir)
+    machine = read_json(os.path.join(sim_dir, "machine.json"))
+    if not isinstance(machine, dict):
         machine = {}
     fit_points = drift(rows, machine)
     s["drift"] = [(name, r["measured_s"] / seconds - 1) for name, seconds, r in fit_points]
@@ -218,7 +215,5 @@ def write(real_dir, sim_dir, out_path):
                  % (r["benchmark"], r["workers"], r["variant"], r["measured_s"] * 1e3,
                     r["measured_min_s"] * 1e3, r["measured_max_s"] * 1e3,
                     r["predicted_s"] * 1e3, 100 * r["error"], 100 * r["beyond_range"]))
-    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(L) + "\n")
+    atomic_write_text(out_path, "\n".join(L) + "\n")
     return s

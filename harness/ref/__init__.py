@@ -1,1 +1,0 @@
-"""The reference rows' Python side: refcheck, the smoke check of their JSON."""
