@@ -192,36 +192,40 @@ int bthread_shutdown(void);
 /* Per-worker counters, summed by the caller where wanted.  Cheap: each worker writes
  * only its own cache line.
  *
- * The one list of them, X(name, what it counts): the struct below, the core's counting
- * (common/sched.c), the bench JSON and the simulated bench (harness/bench/sched_stats.h)
- * and the Python reader (harness.driver.benchjson reads this list) all come from it, so a
- * counter added here is counted, reported and checked everywhere.  The order is the
- * order of the reports. */
+ * The one list of them, X(name, kept, what it counts): the struct below, the core's
+ * counting (common/sched.c), the bench JSON and the simulated bench
+ * (harness/bench/sched_stats.h) and the Python reader (harness.driver.benchjson reads
+ * this list) all come from it, so a counter added here is counted, reported and checked
+ * everywhere.  `kept` says where the core keeps it: W on the worker's own line (its
+ * thread alone writes it), Q on the line of the worker's remote queue (any thread that
+ * pushes there writes it), WQ on both (summed).  The order is the struct's, and the
+ * core's: switches and tasks_run, which thieves read to see a worker's progress, share
+ * the first line. */
 #define BTHREAD_WORKER_COUNTERS(X)                                                        \
-    X(steals, "successful steals")                                                         \
-    X(steal_attempts, "victims probed")                                                    \
-    X(stolen_tasks, "tasks moved by those steals (> steals for batch steals)")             \
-    X(parks, "times the worker went to sleep")                                             \
-    X(switches, "context switches into a task")                                            \
-    X(wakeups, "wake-ups this worker sent to sleeping workers")                            \
-    X(remote_pops, "tasks taken from remote (non-worker) submission queues")               \
-    X(remote_takes, "batches those were taken in (remote_pops / remote_takes = tasks "     \
-                    "per take)")                                                           \
-    X(remote_pushes, "tasks pushed to this worker's remote queue, by any thread")          \
-    X(woken, "times this worker was woken from a park, by any thread (woken / tasks_run " \
-             "= wake-ups per task)")                                                       \
-    X(flushes, "bthread_flush calls that had tasks to flush: on this worker, or from "     \
-               "non-workers for tasks queued here")                                       \
-    X(flushed_tasks, "the NOSIGNAL tasks those flushes signalled")                         \
-    BTHREAD_VARIANT_COUNTERS(X)                                                            \
-    X(tasks_run, "tasks that ran to completion on this worker")
+    X(tasks_run, W, "tasks that ran to completion on this worker")                        \
+    X(switches, W, "context switches into a task")                                         \
+    X(steal_attempts, W, "victims probed")                                                 \
+    X(steals, W, "successful steals")                                                      \
+    X(stolen_tasks, W, "tasks moved by those steals (> steals for batch steals)")          \
+    X(remote_pops, W, "tasks taken from remote (non-worker) submission queues")            \
+    X(remote_takes, W, "batches those were taken in (remote_pops / remote_takes = tasks "  \
+                       "per take)")                                                        \
+    X(remote_pushes, Q, "tasks pushed to this worker's remote queue, by any thread")       \
+    X(parks, W, "times the worker went to sleep")                                          \
+    X(wakeups, W, "wake-ups this worker sent to sleeping workers")                         \
+    X(woken, W, "times this worker was woken from a park, by any thread (woken / "        \
+                "tasks_run = wake-ups per task)")                                          \
+    X(flushes, WQ, "bthread_flush calls that had tasks to flush: on this worker, or from " \
+                   "non-workers for tasks queued here")                                    \
+    X(flushed_tasks, WQ, "the NOSIGNAL tasks those flushes signalled")                     \
+    BTHREAD_VARIANT_COUNTERS(X)
 /* Counters that one variant alone keeps (zero under every other), named for it. */
 #define BTHREAD_VARIANT_COUNTERS(X)                                                       \
-    X(elastic_parks, "elastic: times this worker deactivated (parked for good)")           \
-    X(elastic_wakes, "elastic: times this worker was reactivated")
+    X(elastic_parks, W, "elastic: times this worker deactivated (parked for good)")        \
+    X(elastic_wakes, W, "elastic: times this worker was reactivated")
 
 typedef struct bthread_worker_stats_t {
-#define BTHREAD_COUNTER_FIELD_(name, what) uint64_t name;
+#define BTHREAD_COUNTER_FIELD_(name, kept, what) uint64_t name;
     BTHREAD_WORKER_COUNTERS(BTHREAD_COUNTER_FIELD_)
 #undef BTHREAD_COUNTER_FIELD_
     uint64_t cpu_ns; /* thread CPU time of the worker (not a counter: read at the call) */

@@ -38,13 +38,15 @@
 #include "timeutil.h"
 #include "topology.h"
 
-/* A worker's counters: one per name of BTHREAD_WORKER_COUNTERS (bthread.h).  Those that
- * foreign threads count (remote_pushes, and flushes from non-workers) live on the remote
- * queue's line instead, and bthread_get_stats adds them. */
+/* A worker's counters: those of BTHREAD_WORKER_COUNTERS (bthread.h) kept on the worker's
+ * line (W, WQ), in the list's order.  Those that foreign threads count (Q, WQ) live on
+ * the remote queue's line instead (remote_queue_t), and bthread_get_stats adds them. */
+#define COUNTER_FIELD_W(name) _Atomic uint64_t name;
+#define COUNTER_FIELD_Q(name)
+#define COUNTER_FIELD_WQ(name) COUNTER_FIELD_W(name)
+#define COUNTER_FIELD(name, kept, what) COUNTER_FIELD_##kept(name)
 typedef struct worker_stats {
-#define COUNTER_FIELD(name, what) _Atomic uint64_t name;
     BTHREAD_WORKER_COUNTERS(COUNTER_FIELD)
-#undef COUNTER_FIELD
 } worker_stats_t;
 
 /* Statistics: only the owner writes, so a relaxed load + store is an exact increment. */
@@ -357,8 +359,8 @@ static void pool_free_all(void)
  * ==================================================================================== */
 typedef struct remote_queue {
     alignas(CACHELINE) _Atomic(task_t *) in; /* producers' end: the last task pushed */
-    _Atomic uint64_t pushes, flushes, flushed_tasks; /* statistics, on the line
-                                                        producers write */
+    /* counters kept here (bthread.h's Q and WQ), on the line producers write */
+    _Atomic uint64_t remote_pushes, flushes, flushed_tasks;
     alignas(CACHELINE) spinlock_t consumer;  /* held by the one thread taking tasks */
     _Atomic(task_t *) out;                   /* consumer's end (read by others as a hint) */
     task_t stub;                             /* stands in while no task is queued */
@@ -369,7 +371,7 @@ static void rq_remote_init(remote_queue_t *q)
     atomic_init(&q->stub.next, NULL);
     atomic_init(&q->in, &q->stub);
     atomic_init(&q->out, &q->stub);
-    atomic_init(&q->pushes, 0);
+    atomic_init(&q->remote_pushes, 0);
     atomic_init(&q->flushes, 0);
     atomic_init(&q->flushed_tasks, 0);
 }
@@ -391,7 +393,7 @@ static void rq_remote_push(remote_queue_t *q, task_t *t)
 {
     rq_remote_link(q, t);
     /* relaxed: a statistic; the line is already ours after the exchange */
-    atomic_fetch_add_explicit(&q->pushes, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->remote_pushes, 1, memory_order_relaxed);
 }
 
 /* Any thread: might the queue hold a task?  A hint (a relaxed snapshot): a false "no"
@@ -1625,12 +1627,15 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
     for (int i = 0; i < n && i < max; i++) {
         worker_t *w = &ctl.workers[i];
         bthread_worker_stats_t *o = &out[i];
-#define COUNTER_COPY(name, what) o->name = atomic_load_explicit(&w->st.name, memory_order_relaxed);
+#define COUNTER_W(name) atomic_load_explicit(&w->st.name, memory_order_relaxed)
+#define COUNTER_Q(name) atomic_load_explicit(&w->remote.name, memory_order_relaxed)
+#define COUNTER_WQ(name) COUNTER_W(name) + COUNTER_Q(name)
+#define COUNTER_COPY(name, kept, what) o->name = COUNTER_##kept(name);
         BTHREAD_WORKER_COUNTERS(COUNTER_COPY)
 #undef COUNTER_COPY
-        o->remote_pushes += atomic_load_explicit(&w->remote.pushes, memory_order_relaxed);
-        o->flushes += atomic_load_explicit(&w->remote.flushes, memory_order_relaxed);
-        o->flushed_tasks += atomic_load_explicit(&w->remote.flushed_tasks, memory_order_relaxed);
+#undef COUNTER_WQ
+#undef COUNTER_Q
+#undef COUNTER_W
         clockid_t cid;
         struct timespec ts;
         o->cpu_ns = 0;

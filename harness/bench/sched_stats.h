@@ -13,11 +13,11 @@
 
 #include "bthread.h"
 
-#define SCHED_STAT_ENUM(f, what) ST_##f,
+#define SCHED_STAT_ENUM(f, kept, what) ST_##f,
 enum { BTHREAD_WORKER_COUNTERS(SCHED_STAT_ENUM) ST_N };
 #undef SCHED_STAT_ENUM
 
-#define SCHED_STAT_NAME(f, what) #f,
+#define SCHED_STAT_NAME(f, kept, what) #f,
 static const char *const sched_stat_names[ST_N] = {BTHREAD_WORKER_COUNTERS(SCHED_STAT_NAME)};
 #undef SCHED_STAT_NAME
 
@@ -39,7 +39,7 @@ static inline void sched_stats_sum(double *sum)
         }
     }
     memset(sum, 0, ST_N * sizeof sum[0]);
-#define SCHED_STAT_ADD(f, what) sum[ST_##f] += (double)buf[i].f;
+#define SCHED_STAT_ADD(f, kept, what) sum[ST_##f] += (double)buf[i].f;
     for (int i = 0; i < n; i++) {
         BTHREAD_WORKER_COUNTERS(SCHED_STAT_ADD)
     }

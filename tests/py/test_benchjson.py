@@ -81,13 +81,13 @@ def test_ratio_takes_medians_over_every_file(tmp_path, capsys):
 
 def test_sched_counters_come_from_the_one_list_in_bthread_h(tmp_path):
     names = benchjson.sched_counters()
-    assert names[:3] == ("steals", "steal_attempts", "stolen_tasks")
+    assert names[:3] == ("tasks_run", "switches", "steal_attempts")
     assert {"elastic_parks", "tasks_run"} <= set(names) and "cpu_ns" not in names
     assert len(set(names)) == len(names)
     header = tmp_path / "bthread.h"
-    header.write_text("#define BTHREAD_WORKER_COUNTERS(X) \\\n    X(a, \"one\") \\\n"
-                      "    BTHREAD_VARIANT_COUNTERS(X) \\\n    X(d, \"four\")\n"
-                      "#define BTHREAD_VARIANT_COUNTERS(X) X(b, \"2\") X(c, \"3\")\n")
+    header.write_text("#define BTHREAD_WORKER_COUNTERS(X) \\\n    X(a, W, \"one\") \\\n"
+                      "    BTHREAD_VARIANT_COUNTERS(X) \\\n    X(d, Q, \"four\")\n"
+                      "#define BTHREAD_VARIANT_COUNTERS(X) X(b, W, \"2\") X(c, WQ, \"3\")\n")
     assert benchjson.sched_counters(str(header)) == ("a", "b", "c", "d")
     header.write_text("struct s { int steals; };\n")
     with pytest.raises(SystemExit, match="no BTHREAD_WORKER_COUNTERS"):
