@@ -15,15 +15,15 @@
  * The register checks are x86-64 only (inline asm); the AArch64 ones, run under
  * qemu-user, are tests/asm_cross/abi_arm64.c. The rest is portable.
  *
- * Nothing here calls a Criterion assertion on a context's own stack: failures found
- * there are recorded and asserted on the test's main stack, since an assertion that
- * fails unwinds with longjmp, which must not cross stacks.
+ * Nothing here asserts on a context's own stack: failures found there are recorded and
+ * asserted on the test's main stack, so that a report never depends on the switch under
+ * test having worked.
  *
  * Sanitizers: the switches below are raw (the scheduler core annotates its own in
  * common/). Under ASan/TSan the helpers in fiber_switch() tell the runtime about each
  * switch, as any user of raw stack switching must.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -424,7 +424,7 @@ Test(fcontext, entry_return_exits_with_status_0, .timeout = 10)
     cr_assert_str_eq(buf, "E");
 }
 
-/* Criterion's own view of the same: the test process ends with status 0 from inside
+/* The runner's own view of the same: the test process ends with status 0 from inside
  * the entry function, so the body's end (which would fail) is never reached. */
 static void exit_entry_plain(intptr_t vp) { (void)vp; }
 
