@@ -151,6 +151,12 @@ static const char *quoted(char *out, size_t n, const char *s)
     return out;
 }
 
+const char *sbt_what(char *w, const char *expr, const char *a, const char *b)
+{
+    snprintf(w, 1024, "%s: left %s, right %s", expr, a, b);
+    return w;
+}
+
 const char *sbt_what_str(char *w, const char *expr, const char *a, const char *b)
 {
     char qa[400], qb[400];
@@ -302,7 +308,7 @@ int main(int argc, char **argv)
             failed += run_one(t, NULL, factor, &skipped);
             continue;
         }
-        struct criterion_test_params p = t->params();
+        struct sbt_params p = t->params();
         for (size_t j = 0; j < p.length; j++) {
             snprintf(cur_name, sizeof cur_name, "%s/%s[%zu]", t->suite, t->name, j);
             run++;

@@ -33,7 +33,7 @@
 #endif
 #endif
 
-struct criterion_test_params {
+struct sbt_params {
     size_t size;    /* of one element */
     void *params;   /* the array, allocated by the generator (cr_malloc) */
     size_t length;
@@ -44,7 +44,7 @@ struct sbt_test {
     int line;
     void (*fn)(void);                             /* Test() */
     void (*pfn)(void *);                          /* ParameterizedTest() */
-    struct criterion_test_params (*params)(void); /* its generator */
+    struct sbt_params (*params)(void); /* its generator */
     struct sbt_test *next;
     double timeout; /* seconds; 0: the runner's default */
     int signal;     /* the signal that must end the test; 0: none */
@@ -66,7 +66,8 @@ void sbt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretur
 void sbt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *sbt_stderr(void);
 void cr_redirect_stderr(void);
-/* into w[1024]: "Expr: left "a", right "b"", the strings quoted and escaped */
+/* into w[1024]: "expr: left a, right b"; _str quotes and escapes the strings */
+const char *sbt_what(char *w, const char *expr, const char *a, const char *b);
 const char *sbt_what_str(char *w, const char *expr, const char *a, const char *b);
 void sbt_val_i(char *b, size_t n, long long v);
 void sbt_val_u(char *b, size_t n, unsigned long long v);
@@ -94,7 +95,7 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
     __attribute__((constructor)) static void sbt_sreg_##S(void) { sbt_add_suite(&sbt_suite_##S); } \
     static struct sbt_suite sbt_suite_##S = {.name = #S, __VA_ARGS__}
 
-#define ParameterizedTestParameters(S, N) static struct criterion_test_params SBT_ID(gen, S, N)(void)
+#define ParameterizedTestParameters(S, N) static struct sbt_params SBT_ID(gen, S, N)(void)
 #define ParameterizedTest(Param, S, N, ...)                                               \
     ParameterizedTestParameters(S, N);                                                    \
     static void SBT_ID(fn, S, N)(Param);                                                  \
@@ -102,7 +103,7 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
     SBT_REGISTER(S, N, .pfn = SBT_ID(pfn, S, N), .params = SBT_ID(gen, S, N), __VA_ARGS__) \
     static void SBT_ID(fn, S, N)(Param)
 #define cr_make_param_array(T, Array, Len)                                                \
-    ((struct criterion_test_params){.size = sizeof(T), .params = (Array), .length = (Len)})
+    ((struct sbt_params){.size = sizeof(T), .params = (Array), .length = (Len)})
 /* The generator runs in the runner before it forks, so plain malloc serves every test. */
 #define cr_malloc(Size) malloc(Size)
 
@@ -131,12 +132,11 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
         __auto_type sbt_a = (A);                                                          \
         __auto_type sbt_b = (B);                                                          \
         if (!(sbt_a Op sbt_b)) {                                                          \
-            char sbt_va[48], sbt_vb[48], sbt_w[256];                                      \
+            char sbt_va[48], sbt_vb[48], sbt_w[1024];                                     \
             sbt_val(sbt_va, sbt_a);                                                       \
             sbt_val(sbt_vb, sbt_b);                                                       \
-            snprintf(sbt_w, sizeof sbt_w, "%s: left %s, right %s", #A " " #Op " " #B,     \
-                     sbt_va, sbt_vb);                                                     \
-            sbt_fail((Fatal), __FILE__, __LINE__, sbt_w, " " __VA_ARGS__);                 \
+            sbt_fail((Fatal), __FILE__, __LINE__,                                         \
+                     sbt_what(sbt_w, #A " " #Op " " #B, sbt_va, sbt_vb), " " __VA_ARGS__); \
         }                                                                                 \
         _Pragma("GCC diagnostic pop")                                                     \
     } while (0)
