@@ -74,8 +74,8 @@ void sbt_fail(bool fatal, const char *file, int line, const char *what, const ch
     va_start(ap, fmt);
     vsnprintf(user, sizeof user, fmt, ap);
     va_end(ap);
-    dprintf(err_fd, "%s:%d: %s: %s: %s%s%s\n", file, line, cur_name,
-            fatal ? "assertion failed" : "expectation failed", what, user[1] ? " -- " : "", user + 1);
+    dprintf(err_fd, "%s:%d: %s: %s failed: %s%s%s\n", file, line, cur_name,
+            fatal ? "assertion" : "expectation", what, user[1] ? " -- " : "", user + 1);
     if (fatal) {
         fflush(NULL);
         _exit(1); /* from any thread: the process is the test */
@@ -151,17 +151,11 @@ static const char *quoted(char *out, size_t n, const char *s)
     return out;
 }
 
-const char *sbt_what(char *w, const char *expr, const char *a, const char *b)
-{
-    snprintf(w, 1024, "%s: left %s, right %s", expr, a, b);
-    return w;
-}
-
-const char *sbt_what_str(char *w, const char *expr, const char *a, const char *b)
+const char *sbt_what(char *w, const char *expr, const char *a, const char *b, bool quote)
 {
     char qa[400], qb[400];
-    snprintf(w, 1024, "%s: left %s, right %s", expr, quoted(qa, sizeof qa, a),
-             quoted(qb, sizeof qb, b));
+    snprintf(w, 1024, "%s: left %s, right %s", expr, quote ? quoted(qa, sizeof qa, a) : a,
+             quote ? quoted(qb, sizeof qb, b) : b);
     return w;
 }
 
@@ -193,6 +187,18 @@ static void run_body(const struct sbt_test *t, void *param)
 
 /* ---- in the runner ------------------------------------------------------------------ */
 
+/* The test in its own process group misses the terminal's ^C and make's SIGTERM: the
+ * runner passes them on, so that no test outlives it. */
+static volatile pid_t running;
+
+static void on_signal(int sig)
+{
+    if (running > 0)
+        kill(-running, SIGKILL);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -215,6 +221,7 @@ static int run_one(const struct sbt_test *t, void *param, double factor, int *sk
     if (pid == 0)
         run_body(t, param);
     setpgid(pid, pid); /* also here: the kill below must not race the child's own call */
+    running = pid;
     int st = 0;
     bool timed_out = false;
     for (long nap = 100000; waitpid(pid, &st, WNOHANG) != pid;) {
@@ -229,6 +236,7 @@ static int run_one(const struct sbt_test *t, void *param, double factor, int *sk
         nap = nap < 10000000 ? nap * 2 : nap; /* 0.1 ms, doubling to 10 ms */
     }
     kill(-pid, SIGKILL); /* nothing the test started outlives it */
+    running = 0;
     double secs = now() - t0;
 
     char why[128] = "";
@@ -239,7 +247,8 @@ static int run_one(const struct sbt_test *t, void *param, double factor, int *sk
         ++*skips;
         return 0;
     } else if (WIFSIGNALED(st) && WTERMSIG(st) != t->signal)
-        snprintf(why, sizeof why, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        snprintf(why, sizeof why, "killed by signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st) && t->signal)
         snprintf(why, sizeof why, "exit status %d, expected signal %d (%s)", WEXITSTATUS(st),
                  t->signal, strsignal(t->signal));
@@ -255,7 +264,8 @@ static int run_one(const struct sbt_test *t, void *param, double factor, int *sk
 
 static int by_position(const void *a, const void *b)
 {
-    const struct sbt_test *x = *(struct sbt_test *const *)a, *y = *(struct sbt_test *const *)b;
+    const struct sbt_test *x = *(struct sbt_test *const *)a;
+    const struct sbt_test *y = *(struct sbt_test *const *)b;
     int c = strcmp(x->file, y->file);
     return c ? c : (x->line > y->line) - (x->line < y->line);
 }
@@ -270,7 +280,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--list"))
             list = true;
         else {
-            fprintf(stderr, "usage: %s [--filter GLOB] [--list]  (GLOB on suite/name)\n", argv[0]);
+            fprintf(stderr, "usage: %s [--filter GLOB] [--list]  (GLOB: suite/name)\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -279,7 +290,10 @@ int main(int argc, char **argv)
     int err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
     err_fd = err >= 0 ? err : STDERR_FILENO;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                  -1, 0);
     if (shared == MAP_FAILED) {
         perror("mmap");
         return 2;

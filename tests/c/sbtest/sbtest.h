@@ -44,7 +44,7 @@ struct sbt_test {
     int line;
     void (*fn)(void);                             /* Test() */
     void (*pfn)(void *);                          /* ParameterizedTest() */
-    struct sbt_params (*params)(void); /* its generator */
+    struct sbt_params (*params)(void);            /* its generator */
     struct sbt_test *next;
     double timeout; /* seconds; 0: the runner's default */
     int signal;     /* the signal that must end the test; 0: none */
@@ -66,9 +66,8 @@ void sbt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretur
 void sbt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *sbt_stderr(void);
 void cr_redirect_stderr(void);
-/* into w[1024]: "expr: left a, right b"; _str quotes and escapes the strings */
-const char *sbt_what(char *w, const char *expr, const char *a, const char *b);
-const char *sbt_what_str(char *w, const char *expr, const char *a, const char *b);
+/* "expr: left a, right b" into w[1024]; quote: a and b are strings, to quote and escape */
+const char *sbt_what(char *w, const char *expr, const char *a, const char *b, bool quote);
 void sbt_val_i(char *b, size_t n, long long v);
 void sbt_val_u(char *b, size_t n, unsigned long long v);
 void sbt_val_f(char *b, size_t n, long double v);
@@ -92,7 +91,10 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
 /* Ends in a definition, so that the caller's `;` closes it. */
 #define TestSuite(S, ...)                                                                 \
     static struct sbt_suite sbt_suite_##S;                                                \
-    __attribute__((constructor)) static void sbt_sreg_##S(void) { sbt_add_suite(&sbt_suite_##S); } \
+    __attribute__((constructor)) static void sbt_sreg_##S(void)                           \
+    {                                                                                     \
+        sbt_add_suite(&sbt_suite_##S);                                                    \
+    }                                                                                     \
     static struct sbt_suite sbt_suite_##S = {.name = #S, __VA_ARGS__}
 
 #define ParameterizedTestParameters(S, N) static struct sbt_params SBT_ID(gen, S, N)(void)
@@ -100,7 +102,8 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
     ParameterizedTestParameters(S, N);                                                    \
     static void SBT_ID(fn, S, N)(Param);                                                  \
     static void SBT_ID(pfn, S, N)(void *p) { SBT_ID(fn, S, N)(p); }                       \
-    SBT_REGISTER(S, N, .pfn = SBT_ID(pfn, S, N), .params = SBT_ID(gen, S, N), __VA_ARGS__) \
+    SBT_REGISTER(S, N, .pfn = SBT_ID(pfn, S, N), .params = SBT_ID(gen, S, N),              \
+                 __VA_ARGS__)                                                             \
     static void SBT_ID(fn, S, N)(Param)
 #define cr_make_param_array(T, Array, Len)                                                \
     ((struct sbt_params){.size = sizeof(T), .params = (Array), .length = (Len)})
@@ -128,7 +131,8 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
  * a variable is no longer a constant, and `size == 3` must not warn. */
 #define sbt_cmp(Fatal, A, Op, B, ...)                                                     \
     do {                                                                                  \
-        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wsign-compare\"") \
+        _Pragma("GCC diagnostic push")                                                    \
+        _Pragma("GCC diagnostic ignored \"-Wsign-compare\"")                              \
         __auto_type sbt_a = (A);                                                          \
         __auto_type sbt_b = (B);                                                          \
         if (!(sbt_a Op sbt_b)) {                                                          \
@@ -136,7 +140,8 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
             sbt_val(sbt_va, sbt_a);                                                       \
             sbt_val(sbt_vb, sbt_b);                                                       \
             sbt_fail((Fatal), __FILE__, __LINE__,                                         \
-                     sbt_what(sbt_w, #A " " #Op " " #B, sbt_va, sbt_vb), " " __VA_ARGS__); \
+                     sbt_what(sbt_w, #A " " #Op " " #B, sbt_va, sbt_vb, false),           \
+                     " " __VA_ARGS__);                                                    \
         }                                                                                 \
         _Pragma("GCC diagnostic pop")                                                     \
     } while (0)
@@ -146,7 +151,7 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
         const char *sbt_a = (A), *sbt_b = (B);                                            \
         if (!sbt_a || strcmp(sbt_a, sbt_b) != 0) {                                        \
             char sbt_w[1024];                                                             \
-            sbt_fail((Fatal), __FILE__, __LINE__, sbt_what_str(sbt_w, Expr, sbt_a, sbt_b), \
+            sbt_fail((Fatal), __FILE__, __LINE__, sbt_what(sbt_w, Expr, sbt_a, sbt_b, true),   \
                      " " __VA_ARGS__);                                                    \
         }                                                                                 \
     } while (0)
@@ -166,10 +171,11 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
 #define cr_assert_geq(A, B, ...) sbt_cmp(1, A, >=, B, __VA_ARGS__)
 #define cr_assert_str_eq(A, B, ...) sbt_str(1, #A " == " #B, A, B, __VA_ARGS__)
 #define cr_expect_str_eq(A, B, ...) sbt_str(0, #A " == " #B, A, B, __VA_ARGS__)
-#define cr_assert_stderr_eq_str(S, ...) sbt_str(1, "stderr == " #S, sbt_stderr(), S, __VA_ARGS__)
+#define cr_assert_stderr_eq_str(S, ...)                                                   \
+    sbt_str(1, "stderr == " #S, sbt_stderr(), S, __VA_ARGS__)
 #define cr_assert_arr_eq(A, B, Size, ...)                                                 \
-    sbt_check(1, memcmp((A), (B), (Size)) == 0, "(" #A ")[0.." #Size "] == (" #B ")[0.." #Size "]", \
-              __VA_ARGS__)
+    sbt_check(1, memcmp((A), (B), (Size)) == 0,                                           \
+              "(" #A ")[0.." #Size "] == (" #B ")[0.." #Size "]", __VA_ARGS__)
 
 #define cr_skip_test(...) sbt_skip(" " __VA_ARGS__)
 #define cr_log_info(...) sbt_log(__VA_ARGS__)
