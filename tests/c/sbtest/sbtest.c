@@ -328,7 +328,9 @@ int main(int argc, char **argv)
             run++;
             failed += run_one(t, (char *)p.params + j * p.size, factor, &skipped);
         }
+        free(p.params);
     }
+    free(order); /* LeakSanitizer checks the runner too */
     if (!list)
         printf("%s: %d tests: %d passed, %d failed, %d skipped\n", argv[0], run,
                run - failed - skipped, failed, skipped);

@@ -107,7 +107,8 @@ void sbt_val_p(char *b, size_t n, const volatile void *v);
     static void SBT_ID(fn, S, N)(Param)
 #define cr_make_param_array(T, Array, Len)                                                \
     ((struct sbt_params){.size = sizeof(T), .params = (Array), .length = (Len)})
-/* The generator runs in the runner before it forks, so plain malloc serves every test. */
+/* The generator runs in the runner before it forks, so plain malloc serves every test;
+ * the runner frees the array after the last. */
 #define cr_malloc(Size) malloc(Size)
 
 /* ---- assertions: Fatal = 1 (cr_assert) or 0 (cr_expect); the optional message is a

@@ -1,8 +1,8 @@
 #!/bin/sh
 # selftest.sh BINARY [tsan] -- run the framework's selftest binary (selftest.c) and check
 # that every test ended as its name says, with the right line, and that the closing
-# line counts them right; then that --filter picks one test and SBTEST_TIMEOUT_FACTOR
-# scales its timeout.  "tsan": the binary is a TSan build, so the deliberate data race
+# line counts them right; then that --filter picks tests, SBTEST_TIMEOUT_FACTOR scales a
+# timeout, and a run without failures exits 0.  "tsan": the binary is a TSan build, so the deliberate data race
 # must be there and must fail.  SB_EMU, when set, is the emulator command that runs the
 # binary (qemu-aarch64 -L /).  Exit status 0 iff all is as expected.
 set -u
@@ -64,6 +64,12 @@ has "$out" "$bin: $total tests: $passed passed, $failed failed, 2 skipped"
 SBTEST_TIMEOUT_FACTOR=4 ${SB_EMU:-} "$bin" --filter 'selftest/fail_t*' >>"$out" 2>>"$err"
 has "$out" "FAIL selftest/fail_timeout: timed out after 2.0 s"
 has "$out" "$bin: 1 tests: 0 passed, 1 failed, 0 skipped"
+# and a run where all pass exits 0
+# shellcheck disable=SC2086
+${SB_EMU:-} "$bin" --filter 'fixtures/*' >>"$out" 2>>"$err"
+rc=$?
+has "$out" "$bin: 2 tests: 2 passed, 0 failed, 0 skipped"
+[ "$rc" -eq 0 ] || complain "exit status $rc when all passed, expected 0"
 
 if [ $bad -ne 0 ]; then
     echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
