@@ -2,9 +2,10 @@
 # selftest.sh BINARY [tsan] -- run the framework's selftest binary (selftest.c) and check
 # that every test ended as its name says, with the right line, and that the closing
 # line counts them right; then that --filter picks tests, SBTEST_TIMEOUT_FACTOR scales a
-# timeout, and a run without failures exits 0.  "tsan": the binary is a TSan build, so the deliberate data race
-# must be there and must fail.  SB_EMU, when set, is the emulator command that runs the
-# binary (qemu-aarch64 -L /).  Exit status 0 iff all is as expected.
+# timeout, and a run without failures exits 0.  "tsan": the binary is a TSan build, so
+# the deliberate data race must be there and must fail.  SB_EMU, when set, is the
+# emulator command that runs the binary (qemu-aarch64 -L /).  Exit status 0 iff all is
+# as expected.
 set -u
 bin=$1
 tsan=${2:-}
