@@ -6,8 +6,8 @@
  * Runs the tests one at a time, in source order, each in a forked process of its own
  * process group, and prints one line per test: PASS, FAIL (with why: the exit status,
  * the signal, or the timeout) or SKIP (with the reason).  An assertion that fails prints
- * its own line first, from the test process.  Last comes "N tests: P passed, F failed,
- * S skipped"; the exit status is 1 if any test failed, else 0.
+ * its own line first, from the test process.  Last comes "BINARY: N tests: P passed,
+ * F failed, S skipped"; the exit status is 1 if any test failed, else 0.
  *
  * A test passes when its process exits with .exit_code (0 by default) after no
  * cr_expect failed, or, for a test with .signal, when that signal ends it.  A test that
