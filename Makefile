@@ -37,7 +37,7 @@ HOST_ARCH := $(shell uname -m)
 # file the program opens in the host's own tree.  One prefix for every aarch64 run:
 # with -L /usr/aarch64-linux-gnu (the cross toolchain's sysroot) the sysroot's loader
 # would find the multiarch libc.so.6 of another glibc build and can hang (it did, in
-# abi_arm64's fork-and-_exit check).
+# unit_fcontext's fork-and-_exit check).
 QEMU_AARCH64 ?= qemu-aarch64
 AARCH64_LD_PREFIX ?= /
 ifneq ($(filter aarch64-linux-gnu-%,$(notdir $(firstword $(CC)))),)
@@ -63,7 +63,7 @@ CXX      := $(CROSS)-g++
 endif
 PKG_CONFIG := $(CROSS)-pkg-config
 AR       := $(CROSS)-ar
-# QEMU_TIMEOUT_FACTOR scales every test's .timeout (the tests run on Check, see
+# QEMU_TIMEOUT_FACTOR scales every test's .timeout (SBTEST_TIMEOUT_FACTOR, see
 # tests/rules.mk; emulation runs them about 5x slower here).
 EMU      := $(QEMU_AARCH64) -L $(AARCH64_LD_PREFIX)
 QEMU_TIMEOUT_FACTOR ?= 5

@@ -5,8 +5,7 @@
  * and the test's main thread asserts (cr_assert must not longjmp off a bthread's stack).
  * Timed waits must end no earlier than their deadline and at most LATE_MS after it.
  */
-#include <criterion/criterion.h>
-#include <criterion/logging.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -389,7 +388,7 @@ Test(fd, second_bthread_waiter_on_same_fd_gets_eexist, .timeout = 20)
  * it still work: none fails with EEXIST, and a real wait is woken by the data. */
 Test(fd, leftover_registration_of_a_closed_fd_never_blocks_later_waits, .timeout = 20)
 {
-#ifdef SB_UNDER_TSAN /* tests/c/check_compat: the TSan build */
+#ifdef SB_UNDER_TSAN /* sbtest.h: built with -fsanitize=thread */
     cr_skip_test("TSan reports closing an fd that another thread waits on, the case tested");
 #endif
     int fds[2];

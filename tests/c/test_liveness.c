@@ -7,7 +7,7 @@
  * Every loop is bounded (a deadline well above what a pass needs), so a failure is an
  * assertion, not a hang; nothing here decides on a time measurement.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -4,12 +4,12 @@
  * elastic's deactivated workers.
  *
  * The blocking side waits in poll(2) with a bound (BLOCK_MS) instead of in read(), so a
- * stranded task fails the test after BLOCK_MS rather than hanging until the Criterion
+ * stranded task fails the test after BLOCK_MS rather than hanging until the test's
  * timeout: the system call keeps the worker exactly as a read() would.  `affinity` and
  * `static` never move a task by design (their documented trade-off: a task waits for
  * its own worker), so these cases are skipped there.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>

@@ -9,7 +9,7 @@
  * child only); the parent bounds the child's time and reads its exit status.  They are
  * skipped under the sanitizers, whose shadow memory does not fit such limits.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -168,7 +168,7 @@ static void run_strand(enum block_kind kind)
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
-/* Before the fix: a deadlock (the Criterion timeout fails it). */
+/* Before the fix: a deadlock (the test's timeout fails it). */
 Test(reliab, woken_bthread_runs_while_waker_blocks_in_read, .timeout = 20)
 {
     run_strand(BLOCK_READ);

@@ -5,7 +5,7 @@
  * urgent starts, sleeps and interrupts, bthread-local storage, and the per-variant
  * statistics that show each policy at work.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -328,7 +328,7 @@ static void *block_on(void *arg)
 
 Test(sched, a_hundred_thousand_bthreads_alive_at_once, .timeout = 120)
 {
-#ifdef SB_UNDER_TSAN /* tests/c/check_compat: the TSan build */
+#ifdef SB_UNDER_TSAN /* sbtest.h: built with -fsanitize=thread */
     cr_skip_test("TSan counts each live bthread's fiber as a thread (at most 8128)");
 #endif
     set_workers(2);

@@ -7,8 +7,7 @@
  * no task (nothing waits on their queues, even while the one active worker only runs
  * bthreads that yield to each other, and one worker's long queue brings them back).
  */
-#include <criterion/criterion.h>
-#include <criterion/logging.h>
+#include "sbtest.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

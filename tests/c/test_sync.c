@@ -1,10 +1,10 @@
 /*
  * test_sync.c -- mutex, cond, rwlock, sem and countdown (common/sync.c), every variant.
  *
- * Each test runs in its own process (Criterion forks) on 2 workers, and mixes bthreads
+ * Each test runs in its own process (the runner forks) on 2 workers, and mixes bthreads
  * with plain pthreads, since every primitive must work from both.  Threads never call
- * cr_assert (it longjmps, which must not happen on a bthread's stack or another thread):
- * they record failures with CHECK, and the test's main thread asserts at the end.
+ * cr_assert: they record failures with CHECK, and the test's main thread asserts at the
+ * end, once they are joined.
  *
  * Timing bound for timed waits: a wait with a deadline returns ETIMEDOUT no earlier than
  * the deadline (CLOCK_REALTIME, as given) and at most LATE_MS after it -- generous for a
@@ -14,8 +14,7 @@
  * wait/wake hand-offs they perform and log the totals (cr_log_info; --verbose shows it).
  * The largest does 10^7 cond hand-offs (SB_STRESS_ITEMS overrides that number).
  */
-#include <criterion/criterion.h>
-#include <criterion/logging.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -3,7 +3,7 @@
  * `test_more` sets), gives the sequential answer on this variant, with 1 and with 2
  * workers.  Built once per variant by tests/rules.mk, linked with every workload.
  *
- * One parameterized test instance per (workload, argument set, workers).  Criterion runs
+ * One parameterized test instance per (workload, argument set, workers).  The runner runs
  * each instance in its own process, so each starts the scheduler afresh with its own
  * worker count.  Parameters are copied into that process: they hold the workload's
  * name, not a pointer.
@@ -12,8 +12,7 @@
  * names, named imbalance parameters, sequential answers) are the registered workloads'
  * own.
  */
-#include <criterion/criterion.h>
-#include <criterion/parameterized.h>
+#include "sbtest.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,14 +1,14 @@
 /*
  * thread_checks.h -- assertions for code that runs on bthreads and pthreads.
  *
- * A Criterion assertion may only fail the test from the test's own thread, so checks
- * made elsewhere are recorded with CHECK(cond) and the test's thread calls
- * assert_no_failures() after it has joined the others.
+ * Checks made on bthreads and other threads are recorded with CHECK(cond), and the
+ * test's thread calls assert_no_failures() after it has joined the others: one report,
+ * with the count and the first failure, once every thread is done.
  */
 #ifndef SCHEDBENCH_TEST_THREAD_CHECKS_H
 #define SCHEDBENCH_TEST_THREAD_CHECKS_H
 
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <stdatomic.h>
 
 static _Atomic int g_failures;

@@ -2,28 +2,31 @@
  * unit_fcontext.c -- bthread_make_fcontext / bthread_jump_fcontext against the ABI.
  *
  * What a switch must keep, checked by making the other side break it:
- *   - every callee-saved general register (x86-64: rbx rbp r12-r15) holds, after the
- *     jump returns, what it held when the jump was called, although the other context
- *     had different values live in all of them when it jumped back;
- *   - with preserve_fpu, MXCSR and the x87 control word likewise, while without it the
- *     other side's change shows through (so the clobber is real);
+ *   - every callee-saved register (x86-64: rbx rbp r12-r15; AArch64: x19-x28, x29,
+ *     d8-d15, and sp) holds, after the jump returns, what it held when the jump was
+ *     called, although the other context had different values live in all of them when
+ *     it jumped back (x30 is checked by the jump returning at all);
+ *   - with preserve_fpu, the FP control state (x86-64: MXCSR and the x87 control word;
+ *     AArch64: FPCR) likewise, while without it the other side's change shows through
+ *     (so the clobber is real); mixing the flags keeps the current state;
  *   - values pass both ways, including the entry function's argument;
  *   - many contexts interleave, each keeping its own locals;
  *   - an entry function's stack is 16-byte aligned, for any sp handed to make;
  *   - returning from the entry function ends the process with status 0 through _exit,
  *     and nothing after the jump that started it runs.
- * The register checks are x86-64 only (inline asm); the AArch64 ones, run under
- * qemu-user, are tests/asm_cross/abi_arm64.c. The rest is portable.
+ * The register and FP control checks are inline asm, one section per architecture
+ * (x86-64 natively; AArch64 in the aarch64 build, under qemu-user on an x86-64 host);
+ * an architecture without its section does not build. The rest is portable.
  *
- * Nothing here calls a Criterion assertion on a context's own stack: failures found
- * there are recorded and asserted on the test's main stack, since an assertion that
- * fails unwinds with longjmp, which must not cross stacks.
+ * Nothing here asserts on a context's own stack: failures found there are recorded and
+ * asserted on the test's main stack, so that a report never depends on the switch under
+ * test having worked.
  *
  * Sanitizers: the switches below are raw (the scheduler core annotates its own in
  * common/). Under ASan/TSan the helpers in fiber_switch() tell the runtime about each
  * switch, as any user of raw stack switching must.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -424,7 +427,7 @@ Test(fcontext, entry_return_exits_with_status_0, .timeout = 10)
     cr_assert_str_eq(buf, "E");
 }
 
-/* Criterion's own view of the same: the test process ends with status 0 from inside
+/* The runner's own view of the same: the test process ends with status 0 from inside
  * the entry function, so the body's end (which would fail) is never reached. */
 static void exit_entry_plain(intptr_t vp) { (void)vp; }
 
@@ -691,4 +694,247 @@ Test(fcontext_x86_64, fp_control_mixed_flags, .timeout = 10)
     cr_expect_eq(fp_seen_cw[1], x87cw_v[3], "context: x87 CW %#x", fp_seen_cw[1]);
 }
 
-#endif /* __x86_64__ */
+#elif defined(__aarch64__)
+
+/* ---- AArch64: callee-saved registers, sp and FPCR ---------------------------------- */
+
+struct regs {
+    uint64_t x[11]; /* x19 .. x29 */
+    uint64_t d[8];  /* d8 .. d15 (as bits) */
+};
+
+struct reg_io {
+    const struct regs *in;
+    struct regs *out;
+    uint64_t sp_before, sp_after;
+};
+
+/* Call bthread_jump_fcontext(ofc, nfc, vp, fpu) with in's values live in x19-x29 and
+ * d8-d15, and store into out what those registers hold when the call returns; record sp
+ * on both sides of the call. x29/x30 are kept by hand (x29 may be the frame pointer);
+ * everything else the call may change is declared clobbered. */
+static __attribute__((noinline)) intptr_t jump_with_regs(struct reg_io *io,
+                                                         bthread_fcontext_t *ofc,
+                                                         bthread_fcontext_t nfc, intptr_t vp,
+                                                         bool fpu)
+{
+    register uintptr_t x0 __asm__("x0") = (uintptr_t)ofc;
+    register uintptr_t x1 __asm__("x1") = (uintptr_t)nfc;
+    register uintptr_t x2 __asm__("x2") = (uintptr_t)vp;
+    register uintptr_t x3 __asm__("x3") = fpu;
+    register uintptr_t x4 __asm__("x4") = (uintptr_t)io;
+    __asm__ volatile(
+        "stp  x29, x30, [sp, #-32]!\n\t" /* keep the compiler's x29, x30 */
+        "str  x4, [sp, #16]\n\t"         /* keep io across the call */
+        "ldr  x5, [x4]\n\t"              /* x5 = in */
+        "ldp  x19, x20, [x5, #0]\n\t"    /* load the test values */
+        "ldp  x21, x22, [x5, #16]\n\t"
+        "ldp  x23, x24, [x5, #32]\n\t"
+        "ldp  x25, x26, [x5, #48]\n\t"
+        "ldp  x27, x28, [x5, #64]\n\t"
+        "ldr  x29, [x5, #80]\n\t"
+        "ldp  d8, d9, [x5, #88]\n\t"
+        "ldp  d10, d11, [x5, #104]\n\t"
+        "ldp  d12, d13, [x5, #120]\n\t"
+        "ldp  d14, d15, [x5, #136]\n\t"
+        "mov  x6, sp\n\t"
+        "str  x6, [x4, #16]\n\t" /* io->sp_before */
+        "bl   bthread_jump_fcontext\n\t"
+        "mov  x6, sp\n\t"
+        "ldr  x4, [sp, #16]\n\t" /* x4 = io (x0 holds the result) */
+        "str  x6, [x4, #24]\n\t" /* io->sp_after */
+        "ldr  x5, [x4, #8]\n\t"  /* x5 = out */
+        "stp  x19, x20, [x5, #0]\n\t" /* store what survived */
+        "stp  x21, x22, [x5, #16]\n\t"
+        "stp  x23, x24, [x5, #32]\n\t"
+        "stp  x25, x26, [x5, #48]\n\t"
+        "stp  x27, x28, [x5, #64]\n\t"
+        "str  x29, [x5, #80]\n\t"
+        "stp  d8, d9, [x5, #88]\n\t"
+        "stp  d10, d11, [x5, #104]\n\t"
+        "stp  d12, d13, [x5, #120]\n\t"
+        "stp  d14, d15, [x5, #136]\n\t"
+        "ldp  x29, x30, [sp], #32\n\t" /* the compiler's x29, x30 */
+        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4)
+        :
+        : "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16",
+          "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
+          "x30", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11",
+          "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",
+          "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc");
+    return (intptr_t)x0;
+}
+
+/* Switch with annotations around jump_with_regs. */
+static intptr_t switch_with_regs(struct fiber *from, struct fiber *to, struct reg_io *io,
+                                 intptr_t vp, bool fpu)
+{
+    struct sw_state s;
+    sw_before(&s, to);
+    intptr_t r = jump_with_regs(io, &from->fc, to->fc, vp, fpu);
+    sw_after(&s);
+    return r;
+}
+
+static const struct regs regs_main = {
+    {0x1919191919191919u, 0x2020202020202020u, 0x2121212121212121u, 0x2222222222222222u,
+     0x2323232323232323u, 0x2424242424242424u, 0x2525252525252525u, 0x2626262626262626u,
+     0x2727272727272727u, 0x2828282828282828u, 0x2929292929292929u},
+    {0x0808080808080808u, 0x0909090909090909u, 0x1010101010101010u, 0x1111111111111111u,
+     0x1212121212121212u, 0x1313131313131313u, 0x1414141414141414u, 0x1515151515151515u},
+};
+static const struct regs regs_ctx = {
+    {0xa19a19a19a19a190u, 0xa20a20a20a20a200u, 0xa21a21a21a21a210u, 0xa22a22a22a22a220u,
+     0xa23a23a23a23a230u, 0xa24a24a24a24a240u, 0xa25a25a25a25a250u, 0xa26a26a26a26a260u,
+     0xa27a27a27a27a270u, 0xa28a28a28a28a280u, 0xa29a29a29a29a290u},
+    {0xd08d08d08d08d080u, 0xd09d09d09d09d090u, 0xd10d10d10d10d100u, 0xd11d11d11d11d110u,
+     0xd12d12d12d12d120u, 0xd13d13d13d13d130u, 0xd14d14d14d14d140u, 0xd15d15d15d15d150u},
+};
+
+static struct fiber gp_main, gp_ctx;
+static struct regs gp_ctx_out;
+static struct reg_io gp_ctx_io;
+static bool gp_fpu;
+
+static void gp_entry(intptr_t vp)
+{
+    fiber_entered(&gp_main);
+    /* Jump back with the other set of values live in every callee-saved register. */
+    gp_ctx_io.in = &regs_ctx;
+    gp_ctx_io.out = &gp_ctx_out;
+    switch_with_regs(&gp_ctx, &gp_main, &gp_ctx_io, vp + 1, gp_fpu);
+    fiber_switch(&gp_ctx, &gp_main, 0, false);
+    abort();
+}
+
+static void check_regs(const struct reg_io *io, const struct regs *want, const char *side)
+{
+    for (int i = 0; i < 11; i++)
+        cr_expect_eq(io->out->x[i], want->x[i], "%s: x%d = %#llx after the switch, expected %#llx",
+                     side, 19 + i, (unsigned long long)io->out->x[i],
+                     (unsigned long long)want->x[i]);
+    for (int i = 0; i < 8; i++)
+        cr_expect_eq(io->out->d[i], want->d[i], "%s: d%d = %#llx after the switch, expected %#llx",
+                     side, 8 + i, (unsigned long long)io->out->d[i],
+                     (unsigned long long)want->d[i]);
+    cr_expect_eq(io->sp_after, io->sp_before, "%s: sp after the jump differs from before", side);
+}
+
+static void gp_round_trip(bool fpu)
+{
+    fiber_init_main(&gp_main);
+    gp_fpu = fpu;
+    make_on(&gp_ctx, 0, gp_entry);
+    struct regs out;
+    /* Main -> ctx with main's values live; ctx jumps back with its own values live. */
+    struct reg_io io = {&regs_main, &out, 0, 0};
+    cr_assert_eq(switch_with_regs(&gp_main, &gp_ctx, &io, 7, fpu), 8);
+    check_regs(&io, &regs_main, "main");
+    /* Main -> ctx with the other values live: ctx must see its own again. */
+    memset(&gp_ctx_out, 0, sizeof gp_ctx_out);
+    struct reg_io io2 = {&regs_ctx, &out, 0, 0};
+    cr_assert_eq(switch_with_regs(&gp_main, &gp_ctx, &io2, 0, fpu), 0);
+    check_regs(&gp_ctx_io, &regs_ctx, "context");
+}
+
+Test(fcontext_aarch64, callee_saved_registers_survive, .timeout = 10) { gp_round_trip(false); }
+
+Test(fcontext_aarch64, callee_saved_registers_survive_preserve_fpu, .timeout = 10)
+{
+    gp_round_trip(true);
+}
+
+/* FPCR's control fields only: AHP(26) DN(25) FZ(24) RMode(23:22) FZ16(19). No trap
+ * enables. */
+#define FPCR_CONTROL 0x07c80000u
+static const uint64_t fpcr_v[4] = {
+    1u << 22,                             /* round towards +inf */
+    (2u << 22) | (1u << 24),              /* towards -inf, flush to zero */
+    (3u << 22) | (1u << 25),              /* towards zero, default NaN */
+    (1u << 24) | (1u << 25) | (1u << 26), /* nearest, FZ, DN, AHP */
+};
+
+static void set_fpcr(uint64_t v) { __asm__ volatile("msr fpcr, %0" : : "r"(v)); }
+
+static uint64_t get_fpcr(void)
+{
+    uint64_t v;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+    return v & FPCR_CONTROL;
+}
+
+static struct fiber fp_main, fp_ctx;
+static bool fp_ctx_flag; /* preserve_fpu for the context's jumps back */
+static uint64_t fp_seen[2];
+
+static void fp_entry(intptr_t vp)
+{
+    (void)vp;
+    fiber_entered(&fp_main);
+    fp_seen[0] = get_fpcr();
+    set_fpcr(fpcr_v[2]); /* clobber before jumping back */
+    fiber_switch(&fp_ctx, &fp_main, 0, fp_ctx_flag);
+    fp_seen[1] = get_fpcr();
+    fiber_switch(&fp_ctx, &fp_main, 0, fp_ctx_flag);
+    abort();
+}
+
+/* main_flag: main's two jumps; ctx_flag: the context's. Returns what main saw between. */
+static uint64_t fp_run(bool main_flag, bool ctx_flag)
+{
+    fiber_init_main(&fp_main);
+    fp_ctx_flag = ctx_flag;
+    memset(stacks[0], 0xff, STACK_SIZE); /* stale bytes for an unsaved slot to expose */
+    set_fpcr(fpcr_v[0]);
+    make_on(&fp_ctx, 0, fp_entry); /* the fresh frame holds setting 0 */
+    set_fpcr(fpcr_v[1]);
+    fiber_switch(&fp_main, &fp_ctx, 0, main_flag);
+    uint64_t seen = get_fpcr();
+    set_fpcr(fpcr_v[3]); /* clobber before resuming the context */
+    fiber_switch(&fp_main, &fp_ctx, 0, main_flag);
+    set_fpcr(0);
+    return seen;
+}
+
+Test(fcontext_aarch64, fpcr_settings_read_back, .timeout = 10)
+{
+    for (int k = 0; k < 4; k++) {
+        set_fpcr(fpcr_v[k]);
+        cr_expect_eq(get_fpcr(), fpcr_v[k], "FPCR setting %d does not read back: the test "
+                     "cannot see FPCR", k);
+    }
+    set_fpcr(0);
+}
+
+Test(fcontext_aarch64, fpcr_survives_with_preserve_fpu, .timeout = 10)
+{
+    uint64_t main_seen = fp_run(true, true);
+    /* A fresh context starts with its creator's FPCR from make time; each side gets
+     * back its own, although the other changed it before jumping. */
+    cr_expect_eq(fp_seen[0], fpcr_v[0] & FPCR_CONTROL, "fresh: FPCR");
+    cr_expect_eq(main_seen, fpcr_v[1] & FPCR_CONTROL, "main: FPCR");
+    cr_expect_eq(fp_seen[1], fpcr_v[2] & FPCR_CONTROL, "context: FPCR");
+}
+
+/* Without preserve_fpu FPCR belongs to the thread and flows across the switch. */
+Test(fcontext_aarch64, fpcr_flows_without_preserve_fpu, .timeout = 10)
+{
+    uint64_t main_seen = fp_run(false, false);
+    cr_expect_eq(fp_seen[0], fpcr_v[1] & FPCR_CONTROL, "fresh: FPCR");
+    cr_expect_eq(main_seen, fpcr_v[2] & FPCR_CONTROL, "main: FPCR");
+    cr_expect_eq(fp_seen[1], fpcr_v[3] & FPCR_CONTROL, "context: FPCR");
+}
+
+/* A context suspended without preserve_fpu has nothing saved: resuming it with
+ * preserve_fpu keeps the current FPCR rather than loading stale stack bytes. */
+Test(fcontext_aarch64, fpcr_mixed_flags, .timeout = 10)
+{
+    uint64_t main_seen = fp_run(true, false);
+    cr_expect_eq(fp_seen[0], fpcr_v[0] & FPCR_CONTROL, "fresh: FPCR");
+    cr_expect_eq(main_seen, fpcr_v[2] & FPCR_CONTROL, "main: FPCR (resumed by a jump without it)");
+    cr_expect_eq(fp_seen[1], fpcr_v[3] & FPCR_CONTROL, "context: FPCR (suspended without it)");
+}
+
+#else
+#error "unit_fcontext.c: no register checks for this architecture (add a section)"
+#endif /* __x86_64__, __aarch64__ */

@@ -4,7 +4,7 @@
  * under 8 concurrent submitters; the ring grows from its smallest size while full and
  * wrapped; stop runs every queued task before the threads end.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>

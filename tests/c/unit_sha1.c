@@ -1,5 +1,5 @@
 /* unit_sha1.c -- workloads/sha1.h against the FIPS 180 / RFC 3174 test vectors. */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <stdio.h>
 #include <string.h>
 

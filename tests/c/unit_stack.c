@@ -3,7 +3,7 @@
  * stacks are reused from the pools, and every failure path (mmap, mprotect, the map
  * budget, slabs) is taken by fault injection, never by exhausting the real machine.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>

@@ -13,11 +13,10 @@
  *     node2    20    22    10    11
  *     node3    22    20    11    10
  * so that the remote socket splits into a near and a far node, differently per node.
- * Each Criterion test runs in its own process, so setenv and the module's table do not
+ * Each test runs in its own process, so setenv and the module's table do not
  * leak between tests.
  */
-#include <criterion/criterion.h>
-#include <criterion/redirect.h>
+#include "sbtest.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * sample_trees.sh; matching all three exercises SHA-1, the seed and child encodings,
  * the uniform, and both child-count distributions.  About 1.5 s each, sequentially.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 
 #include "uts_tree.h"
 

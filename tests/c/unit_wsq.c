@@ -4,7 +4,7 @@
  * every item must be taken exactly once (a bitmap catches duplicates, count and sum
  * catch losses).  SB_STRESS_ITEMS overrides the item count.
  */
-#include <criterion/criterion.h>
+#include "sbtest.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
