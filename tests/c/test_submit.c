@@ -460,7 +460,7 @@ static void *arrive(void *arg)
  * worker), take it back at once for an inline join, then stay busy for a while without a
  * switch, so that the woken worker finds nothing and sleeps again: a wasted wake-up each
  * round, until a worker is parked for good (elastic) or WASTE_ROUNDS are done. */
-#define WASTE_ROUNDS 200
+#define WASTE_ROUNDS 1000
 static void *waste_wakeups(void *arg)
 {
     int *rounds = arg;
