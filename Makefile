@@ -2,7 +2,8 @@
 #
 #   make                 build every variant: build/<v>/libbthread.a, bthread.pc, bench
 #   make test            build and run every test on every variant (+ aarch64 under qemu)
-#   make run             the default sweep and its simulated companions (./run.py run --sim epyc16,twosocket64)
+#   make run             the default sweep, its simulated companions, the performance
+#                        targets (./run.py run --sim epyc16,twosocket64 --targets)
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
 #   make soak            minutes of mixed load on every variant (tests/c/soak.c; not in test)
@@ -145,7 +146,7 @@ include asm/rules.mk harness/bench/rules.mk harness/ref/rules.mk harness/ref/go/
         harness/sim/rules.mk tests/rules.mk
 
 run: all refs sim
-	$(PYTHON) run.py run --sim epyc16,twosocket64
+	$(PYTHON) run.py run --sim epyc16,twosocket64 --targets
 
 # --- make bundle: one archive to measure on another Linux machine (harness/driver/bundle.py)
 # ARCH=aarch64 makes the aarch64 flavour (the variants' benches; the reference rows are

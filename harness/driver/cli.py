@@ -48,8 +48,11 @@ import contextlib
 import os
 import sys
 
-from . import calibrate, simmodel, validate
+from . import calibrate, simmodel, targetfile, validate
 from .build import Build
+from .machine import code_changes, git_info
+from .targets import KNOWN, check_only, write_into_run
+from .targets import measure as measure_target_record
 from .companion import check_models, missing_models, record_models, simulate_companion
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
 from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_USAGE, FULL,
@@ -60,10 +63,11 @@ from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots, write_simulated_plots
 from .proc import Interrupted, stop_signals_interrupt
 from .publish import cmd_publish as publish_command
-from .publish import update_readme
+from .publish import run_publishable, update_readme
 from .report import make_plots_and_report
-from .rundata import (companion_dirs, filter_results, load_companions, load_run, medians,
-                      read_meta, recorded_models, resolve_run, results_csv, samples_csv,
+from .rundata import (TARGETS_KEY, companion_dirs, filter_results, load_companions, load_run,
+                      medians, read_meta, record_meta, recorded_models,
+                      recorded_target_rounds, resolve_run, results_csv, samples_csv,
                       split_run_spec)
 from .rundir import RunLock
 from .simulate import SimError, make_sim, simulate, variants_built
@@ -80,23 +84,31 @@ def cmd_run(args):
         return sweep_locked(args, build, run_dir, plan, models)
 
 
+def stopped(interrupt, during, run_dir, build):
+    """Say where an interrupted run stopped and how to go on; its exit status."""
+    stop = Interrupted.of(interrupt)
+    print(f"\n{PROG}: {stop.describe()}{during}; continue with: {sys.argv[0]} run --resume "
+          f"{run_spec(run_dir, build.root)}", file=sys.stderr)
+    return stop.exit_status
+
+
 def sweep_locked(args, build, run_dir, plan, models):
     """cmd_run once its run directory is locked: the sweep, the simulated companions, the
     merge, the report, publishing."""
     run_id = os.path.basename(run_dir)
     if models:
         record_models(run_dir, models)  # a --resume finishes the companions too
+    if args.targets:
+        record_meta(run_dir, TARGETS_KEY, args.targets)   # and measures the targets
+    rounds = recorded_target_rounds(read_meta(run_dir))
     models = models or recorded_models(read_meta(run_dir))
     print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
         status = execute_plan(build.root, run_dir, plan, args.quiet)
     except KeyboardInterrupt as e:
-        stop = Interrupted.of(e)
-        print(f"\n{PROG}: {stop.describe()}; continue with: {sys.argv[0]} run --resume "
-              f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-        return stop.exit_status
-    sim_ok = True
+        return stopped(e, "", run_dir, build)
+    sim_ok = targets_ok = True
     claims = {p["workload"] for p in plan["points"]} & set(COMPANION_WORKLOADS)
     if models and claims:
         echo = (lambda *a, **k: None) if args.quiet else \
@@ -110,14 +122,20 @@ def sweep_locked(args, build, run_dir, plan, models):
                     continue
                 sim_ok &= simulate_companion(run_dir, model, first, command_line(), echo)
         except KeyboardInterrupt as e:
-            stop = Interrupted.of(e)
-            print(f"\n{PROG}: {stop.describe()} during the simulated companions; the measured "
-                  f"run is complete; continue with: {sys.argv[0]} run --resume "
-                  f"{run_spec(run_dir, build.root)}", file=sys.stderr)
-            return stop.exit_status
+            return stopped(e, " during the simulated companions; the measured run is complete",
+                           run_dir, build)
     elif models:
         warn(f"--sim {','.join(models)}: the sweep has no {' or '.join(COMPANION_WORKLOADS)} "
              "scenario; nothing simulated")
+    if rounds and not os.path.exists(os.path.join(run_dir, targetfile.FILE)):
+        try:
+            measure_targets(run_dir, build, list(KNOWN), rounds, args.no_build)
+        except UsageError as e:
+            warn(f"the targets were not measured: {e}")
+            targets_ok = False
+        except KeyboardInterrupt as e:
+            return stopped(e, " during the targets; the measured run is complete", run_dir,
+                           build)
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
     logs = {p["id"]: p["log"] for p in plan["points"]}
@@ -133,14 +151,15 @@ def sweep_locked(args, build, run_dir, plan, models):
         path = make_plots_and_report(data, build.root, args.alpha)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
     if args.publish:
-        if failed or wrong or not sim_ok:
+        if failed or wrong or not sim_ok or not targets_ok:
             print(f"{PROG}: not published: {len(failed)} point(s) failed, {len(wrong)} "
-                  f"benchmark(s) with errors{'' if sim_ok else ', the simulated companion failed'}",
+                  f"benchmark(s) with errors{'' if sim_ok else ', the simulated companion failed'}"
+                  f"{'' if targets_ok else ', the targets were not measured'}",
                   file=sys.stderr)
             return EXIT_FAILED
         args.run, args.prune_only = run_dir, False
         publish_locked(args)
-    return EXIT_FAILED if failed or wrong or not sim_ok else 0
+    return EXIT_FAILED if failed or wrong or not sim_ok or not targets_ok else 0
 
 
 def cmd_list(args):
@@ -243,7 +262,8 @@ def publish_locked(args):
     run_dir = resolve_run(args.run, args.root)
     meta = read_meta(run_dir)
     # README's answer block first: publishing keeps the figures README embeds
-    if not meta.get("simulated") and not args.prune_only and update_readme(args.root, run_dir):
+    if not meta.get("simulated") and not args.prune_only and run_publishable(run_dir)[0] \
+            and update_readme(args.root, run_dir):
         print(f"{PROG}: README.md: the answer block rewritten from {os.path.basename(run_dir)}")
     publish_command(args, resolve_run, plots_dir)
     for sim_dir in companion_dirs(run_dir, meta):
@@ -251,6 +271,47 @@ def publish_locked(args):
             args.run = sim_dir
             publish_command(args, resolve_run, plots_dir)
     return 0
+
+
+def cmd_targets(args):
+    run_dir = resolve_run(args.run, args.root)
+    only = check_only(parse_name_list(args.only, "--only") if args.only else list(KNOWN))
+    if args.rounds < 1:
+        raise UsageError("--rounds must be at least 1")
+    with RunLock(run_dir):
+        measure_targets(run_dir, Build(args.root), only, args.rounds, args.no_build)
+        data = load_run(run_dir)
+        path = make_plots_and_report(data, args.root, args.alpha, plots=False)
+        print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
+    return 0
+
+
+def measure_targets(run_dir, build, only, rounds, no_build):
+    """RUN/targets.json from the tree's binaries, which must be those the run measured
+    (its lock held)."""
+    meta = read_meta(run_dir)
+    if meta.get("simulated"):
+        raise UsageError(f"{run_dir} is a simulated run: targets are measured beside a real one")
+    run_rev = (meta.get("git") or {}).get("rev")
+    if not run_rev:
+        raise UsageError(f"{os.path.basename(run_dir)} was not measured in a git checkout: "
+                         "targets are tied to the run's code by its revision")
+    changed = code_changes(run_rev, root=build.root)
+    dirty = git_info(build.root).get("code_dirty")
+    if changed or changed is None or dirty:
+        raise UsageError(f"{os.path.basename(run_dir)} was measured at revision "
+                         f"{str(run_rev)[:7]}; the tree's measured code differs from it ("
+                         + ", ".join((changed or []) + (dirty or []) or ["unknown"])[:200]
+                         + "): targets measure the tree's binaries, beside a run of the same code")
+    if not no_build:
+        build.make(["all", "refs"] + (["sim"] if "flush-sim" in only else []))
+    print(f"{PROG}: targets: {', '.join(only)}, {rounds} alternating round(s) each -> "
+          f"{os.path.relpath(os.path.join(run_dir, targetfile.FILE))}", file=sys.stderr)
+    doc = measure_target_record(only, rounds)
+    write_into_run(run_dir, doc)
+    why = targetfile.stale(doc, meta.get("git"))
+    if why:
+        warn(f"{targetfile.FILE}: {why}: the run cannot be published with it")
 
 
 def cmd_calibrate(args):
@@ -386,6 +447,10 @@ def build_parser():
                         "each further model at its PUs; drawn and reported beside the "
                         "measured ones, labelled SIMULATED (`make run` passes --sim "
                         "epyc16,twosocket64)")
+    p.add_argument("--targets", type=int, nargs="?", const=5, metavar="ROUNDS",
+                   help="at the end, measure the issues' performance targets side by side "
+                        "against what users would pick (./run.py targets) in ROUNDS "
+                        "alternating rounds (default 5); `make run` passes it")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,
@@ -436,6 +501,19 @@ def build_parser():
                    help="prune a run that may not be published (dirty tree, or older than "
                         "the record); it stays marked not publishable")
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("targets", parents=[common], allow_abbrev=False,
+                       help="the issues' performance targets, measured side by side against "
+                            "what users would pick, into RUN/targets.json (the report and "
+                            "README show them)")
+    p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory: a real "
+                   "run of the tree's code")
+    p.add_argument("--rounds", type=int, default=5, metavar="N",
+                   help="alternating rounds per comparison (default 5)")
+    p.add_argument("--only", metavar="LIST", help=f"only these comparisons ({', '.join(KNOWN)})")
+    p.add_argument("--no-build", action="store_true", help="do not run `make all refs` first")
+    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
+    p.set_defaults(func=cmd_targets)
 
     add_sim_commands(sub)
     return parser

@@ -15,11 +15,10 @@ import os
 
 from . import simmodel
 from .config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, UsageError, parse_name_list, warn
-from .files import atomic_write_json
 from .gnuplot import write_simulated_plots
 from .proc import usable_cpus
-from .rundata import (COMPANION_KEY, MODEL_KEY, string_list, companion_dirs, medians,
-                      read_meta)
+from .rundata import (COMPANION_KEY, MODEL_KEY, companion_dirs, medians, read_meta,
+                      record_meta, string_list)
 from .simulate import SimError, make_sim, simulate, variants_built
 
 
@@ -40,9 +39,7 @@ def check_models(text):
 
 
 def record_models(run_dir, models):
-    meta = read_meta(run_dir)
-    meta[MODEL_KEY] = list(models)
-    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    record_meta(run_dir, MODEL_KEY, list(models))
 
 
 def missing_models(run_dir, models):
@@ -107,9 +104,8 @@ def simulate_companion(run_dir, model, first, command, echo):
     except (simmodel.ModelError, SimError) as e:
         warn(f"no simulated companion on {model}: {e}")
         return False
-    meta = read_meta(run_dir)
-    meta[COMPANION_KEY] = string_list(meta.get(COMPANION_KEY)) + [os.path.relpath(sim_dir, run_dir)]
-    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+    record_meta(run_dir, COMPANION_KEY, string_list(read_meta(run_dir).get(COMPANION_KEY))
+                + [os.path.relpath(sim_dir, run_dir)])
     if failed:
         warn(f"simulated companion {os.path.basename(sim_dir)}: {len(failed)} point(s) failed: "
              + ", ".join(failed[:5]))

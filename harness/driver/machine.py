@@ -7,7 +7,7 @@ import shutil
 import socket
 import sys
 
-from .config import measured_code
+from .config import ROOT, measured_code
 from .proc import run_capture, usable_cpus
 
 
@@ -53,6 +53,17 @@ def git_info(root, simulated=False):
                              timeout=30)
     code_dirty = [line for line in out.splitlines() if line.strip()] if rc == 0 and rev else None
     return dict(rev=rev, dirty=dirty, code_dirty=code_dirty, code_paths=paths)
+
+
+def code_changes(rev, head="HEAD", simulated=False, root=None):
+    """Files of the measured code (config.measured_code: what the benches, the reference
+    rows and, for a simulated run, the simulator compile, and its machine models) that
+    differ between revisions rev and head; None when git cannot tell (no checkout, or a
+    revision this clone lacks).  Python and documentation change nothing a run
+    measured."""
+    rc, out, _ = run_capture(["git", "-C", root or ROOT, "diff", "--name-only", str(rev), head,
+                              "--"] + measured_code(simulated), timeout=60)
+    return out.split() if rc == 0 else None
 
 
 def stale_binaries(rev, contexts, revisions=None):

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 
+from . import targetfile
 from .article import ANSWER_HEADERS, answer_rows
 from .config import GZIP_MIN_BYTES, PROG, UsageError
 from .files import atomic_write_json, atomic_write_text, glob_json
@@ -31,7 +32,7 @@ from .rundir import LOCK_NAME
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md", "differences.csv",
-              "SIMULATED.md", "machine.json", "model.flat",  # these: simulated runs
+              "targets.json", "SIMULATED.md", "machine.json", "model.flat",  # these: simulated runs
               "bands.json")
 # Files that hold text and are scanned and scrubbed of absolute paths.
 TEXT_SUFFIXES = (".json", ".md", ".csv", ".txt", ".gp", ".dat", ".log", ".svg")
@@ -126,10 +127,7 @@ def publish_run(run_dir, plots, root, prune_only=False):
     """Prune run_dir (and its plots directory) to the published form; returns a summary
     dict.  UsageError when the run may not be published and prune_only is False."""
     meta = read_meta(run_dir)
-    if not meta:
-        raise UsageError(f"{run_dir} has no meta.json: not a run directory")
-    ok, why = publishable(meta.get("git"), meta.get("bench_context") or {},
-                          load_run(run_dir).revisions)
+    ok, why = run_publishable(run_dir)
     if not ok and not prune_only:
         raise UsageError(f"{os.path.basename(run_dir)} is not publishable: {why}; measure "
                          "again from a clean checkout (or prune it with --prune-only)")
@@ -192,6 +190,29 @@ def publish_run(run_dir, plots, root, prune_only=False):
                 bytes=dir_size([run_dir, plots]), roots=len(roots))
 
 
+def run_publishable(run_dir):
+    """(True, '') when the run may be published, else (False, why); UsageError when it
+    is no run directory."""
+    meta = read_meta(run_dir)
+    if not meta:
+        raise UsageError(f"{run_dir} has no meta.json: not a run directory")
+    ok, why = publishable(meta.get("git"), meta.get("bench_context") or {},
+                          load_run(run_dir).revisions)
+    return targets_publishable(run_dir, meta) if ok else (ok, why)
+
+
+def targets_publishable(run_dir, meta):
+    """(True, '') unless the run has a targets record that is unusable or measured other
+    code than the run."""
+    doc, why = targetfile.read(run_dir)
+    if why:
+        return False, f"{why}: measure them again (./run.py targets) or remove the file"
+    why = doc and targetfile.stale(doc, meta.get("git"))
+    if why:
+        return False, f"its {targetfile.FILE} was {why}: measure them again (./run.py targets)"
+    return True, ""
+
+
 def cmd_publish(args, resolve_run, plots_dir):
     run_dir = resolve_run(args.run, args.root)
     plots = plots_dir(args.root, os.path.basename(os.path.normpath(run_dir)))
@@ -225,6 +246,13 @@ def answers_block(data, sims, root):
         lines += [f"![the article's experiment: speedup over the per-thread-queue pool against "
                   f"the late submitters' delay, measured and SIMULATED]"
                   f"({os.path.relpath(figure, root)})", ""]
+    doc = targetfile.read(data.run_dir)[0]
+    if doc:
+        lines += ["Against what users would pick (oneTBB, Go, Boost.Context, the textbook "
+                  "mutex+condvar pool; harness/ref/README.md says how each is built): "
+                  + targetfile.summary(doc) + ".", "",
+                  format_table(targetfile.TABLE_HEADERS, targetfile.table_rows(doc),
+                               markdown=True)]
     return lines
 
 

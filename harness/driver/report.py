@@ -15,6 +15,7 @@ medians beside Brent's bound on each speedup."""
 
 import os
 
+from . import targetfile
 from .article import (ANSWER_HEADERS, METRIC as ARTICLE_METRIC, answer_rows, first_setting,
                       panels, settings)
 from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_BAND, CLAIM_PARAM,
@@ -135,6 +136,21 @@ class Report:
         for p in self.plots("article", name="article"):
             out += [self.plot_link(p), ""]
         return out
+
+    def targets(self):
+        """The issues' performance targets against what users would pick, when the run
+        has them (./run.py targets)."""
+        doc, why = targetfile.read(self.data.run_dir)
+        if doc is None:
+            return []
+        stale = targetfile.stale(doc, self.data.meta.get("git"))
+        return ["## Against what users would pick", "",
+                "The project's performance targets, each measured side by side against the "
+                "library or textbook code a user would pick instead (harness/ref/README.md): "
+                + targetfile.summary(doc) + f"; measured by `./run.py targets` "
+                f"({doc.get('started', '?')} to {doc.get('finished', '?')})"
+                + (f". **Not of this run's code: {stale}.**" if stale else ".") + "", "",
+                format_table(targetfile.TABLE_HEADERS, targetfile.table_rows(doc), markdown=True)]
 
     def article(self):
         """The article's experiment in full at the largest worker count: per delay d, the
@@ -324,6 +340,9 @@ class Report:
                            f"{len(r.entries)} repetitions; not plotted)")
         for path, reason in self.data.skipped:
             out.append(f"- unreadable result file skipped: {reason}")
+        why = targetfile.read(self.data.run_dir)[1]
+        if why:
+            out.append(f"- targets record skipped: {why}")
         done = {pid for pid, st in self.data.status.items() if st.get("ok")}
         missing = [p["id"] for p in self.data.plan.get("points", []) if p["id"] not in done
                    and p["id"] not in self.data.status]
@@ -335,7 +354,7 @@ class Report:
         return out + [""]
 
     def render(self):
-        parts = (self.header() + self.answers() + self.article() + self.imbalance()
+        parts = (self.header() + self.answers() + self.targets() + self.article() + self.imbalance()
                  + self.why() + self.overview() + self.statistics() + self.times()
                  + self.run_table() + self.problems())
         if not self.manifest.get("plots"):

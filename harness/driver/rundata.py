@@ -9,7 +9,7 @@ import math
 import os
 
 from .config import UsageError, check_unknown, warn
-from .files import glob_json, read_json
+from .files import atomic_write_json, glob_json, read_json
 from .fmt import fmt_num
 from .gbjson import BadResultFile, load_gb_file, params_of, workload_of
 from .stats import summarize
@@ -199,6 +199,23 @@ def read_meta(run_dir):
     """meta.json of a run as a dict ({} when it is missing or not an object)."""
     meta = read_json(os.path.join(run_dir, "meta.json"))
     return meta if isinstance(meta, dict) else {}
+
+
+def record_meta(run_dir, key, value):
+    """Set one key of the run's meta.json (atomically)."""
+    meta = read_meta(run_dir)
+    meta[key] = value
+    atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+
+
+# meta.json: the alternating rounds of the targets `run --targets` asked for, so that a
+# --resume measures them too
+TARGETS_KEY = "targets_rounds"
+
+
+def recorded_target_rounds(meta):
+    rounds = meta.get(TARGETS_KEY)
+    return rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else None
 
 
 def load_run(run_dir):

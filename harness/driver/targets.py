@@ -4,7 +4,12 @@ Each comparison runs both sides in alternating rounds (ours, theirs, ours, their
 so that machine noise falls on both, and reports the ratio of medians.  Nothing here is
 a test: it prints numbers, never passes or fails on them.  Standard library only.
 
-    python3 -m harness.driver.targets [--rounds N] [--only NAME,...] [--json OUT]   (from the root)
+    ./run.py targets RUN [--rounds N] [--only NAME,...]   writes RUN/targets.json, which
+                                                          the report and README show
+    python3 -m harness.driver.targets [--rounds N] [--only NAME,...] [--json OUT]
+
+Every binary is the tree's build (make all refs; make sim for flush-sim; golang-go for
+the Go rows); a comparison that cannot be run is recorded as not measured, with why.
 
 Comparisons (issue: target):
   switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
@@ -23,6 +28,7 @@ Comparisons (issue: target):
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,12 +38,19 @@ if not __package__:   # started as a file, so the package import below cannot wo
     sys.exit("harness/driver/targets.py: run it from the repository root as "
              "python3 -m harness.driver.targets")
 
-from . import simmodel, simulate  # noqa: E402
-from .config import ROOT  # noqa: E402
+from . import simmodel, simulate, targetfile  # noqa: E402
+from .config import ROOT, UsageError  # noqa: E402
 from .files import atomic_write_json, atomic_write_text  # noqa: E402
 from .gbjson import BadResultFile, load_gb_file  # noqa: E402
+from .fmt import now_iso  # noqa: E402
+from .machine import git_info  # noqa: E402
 
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
+
+# binary (relative to ROOT) -> the git revisions its JSON contexts recorded, for the
+# record's check that every binary was built from the measured revision; measure()
+# starts it afresh
+SEEN_REVISIONS = {}
 
 
 def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
@@ -53,9 +66,10 @@ def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e,
                        check=True, timeout=900)
         try:
-            _, entries = load_gb_file(out)
+            context, entries = load_gb_file(out)
         except BadResultFile as err:
             raise RuntimeError(str(err)) from None
+    SEEN_REVISIONS.setdefault(binary, set()).add(str(context.get("git_rev") or "unknown"))
     res = {}
     for entry in entries:
         if entry.error is not None:
@@ -66,6 +80,8 @@ def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
 
 def go_bench(pattern, procs, benchtime="1s"):
     """Go's testing benchmarks: {name: (ns/op, {metric: value})}."""
+    if not shutil.which("go"):
+        raise RuntimeError("no Go toolchain (apt-get install golang-go)")
     env = dict(os.environ, GO111MODULE="off", GOMAXPROCS=str(procs),
                GOCACHE=os.path.join(tempfile.gettempdir(), "schedbench-gocache"))
     p = subprocess.run(["go", "test", "-run", "xxx", "-bench", pattern, f"-benchtime={benchtime}",
@@ -216,39 +232,70 @@ def do_blocked(results):
            [ours["peak_rss_mb"]], [go[1].get("peak_rss_mb", float("nan"))], "MiB", 1.5)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--only", default="switch,fib,yield,spawn,flush,flush-sim,pingpong,imbalance,blocked")
-    p.add_argument("--json", help="also write every sample here")
-    a = p.parse_args()
-    only = a.only.split(",")
-    results = []
-    env = {"SCHEDBENCH_ITERS_PER_US": os.environ.get("SCHEDBENCH_ITERS_PER_US", "")}
-    if not env["SCHEDBENCH_ITERS_PER_US"]:
-        rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
-        env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
-    known = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "pingpong", "imbalance",
-             "blocked")
+KNOWN = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "pingpong", "imbalance",
+         "blocked")
+
+
+def check_only(only):
+    """The comparisons named (a list); UsageError naming an unknown one."""
     for what in only:
-        if what not in known:
-            sys.exit(f"targets.py: unknown comparison {what!r} (known: {', '.join(known)})")
+        if what not in KNOWN:
+            raise UsageError(f"unknown comparison {what!r} (known: {', '.join(KNOWN)})")
+    return only
+
+
+def measure(only, rounds):
+    """Run the named comparisons (check_only's list) in `rounds` alternating rounds: the
+    targets.json record (harness/driver/targetfile.py)."""
+    SEEN_REVISIONS.clear()
+    doc = dict(format=targetfile.FORMAT, rounds=rounds, started=now_iso(), finished=None,
+               git=git_info(ROOT), only=list(only))
+    results, not_measured = [], []
+    env = {"SCHEDBENCH_ITERS_PER_US": os.environ.get("SCHEDBENCH_ITERS_PER_US", "")}
     for what in only:
         try:
+            if what in ("imbalance", "flush") and not env["SCHEDBENCH_ITERS_PER_US"]:
+                rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
+                env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
             if what == "imbalance":
-                do_imbalance(a.rounds, results, env)
+                do_imbalance(rounds, results, env)
             elif what == "flush":
-                do_flush(a.rounds, results, env)
+                do_flush(rounds, results, env)
             elif what == "blocked":
                 do_blocked(results)
             elif what == "flush-sim":
                 do_flush_sim(results)
             else:
-                globals()["do_" + what](a.rounds, results)
-        except (OSError, RuntimeError, KeyError, subprocess.SubprocessError) as e:
-            print(f"{what:10s} could not be measured: {e}", flush=True)
+                globals()["do_" + what](rounds, results)
+        except (OSError, RuntimeError, KeyError, StopIteration, subprocess.SubprocessError) as e:
+            why = str(e) or type(e).__name__
+            print(f"{what:10s} could not be measured: {why}", flush=True)
+            not_measured.append(dict(comparison=what, why=why))
+    doc.update(finished=now_iso(), comparisons=results, not_measured=not_measured,
+               revisions={b: sorted(r) for b, r in sorted(SEEN_REVISIONS.items())})
+    return doc
+
+
+def write_into_run(run_dir, doc):
+    """Keep the record as the run's targets.json (atomically: a crash leaves the old one)."""
+    atomic_write_json(os.path.join(run_dir, targetfile.FILE), doc, sort_keys=False)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--only", default=",".join(KNOWN))
+    p.add_argument("--json", help="also write the record (targets.json's format) here")
+    a = p.parse_args()
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
+    try:
+        only = check_only(a.only.split(","))
+    except UsageError as e:
+        p.error(str(e))
+    doc = measure(only, a.rounds)
     if a.json:
-        atomic_write_json(a.json, results, sort_keys=False)
+        atomic_write_json(a.json, doc, sort_keys=False)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from harness.driver.config import measured_code
+from harness.driver.machine import code_changes as machine_code_changes
 from harness.driver.machine import publishable
 from harness.driver.publish import absolute_paths, measuring_roots
 from harness.driver.rundata import load_run
@@ -89,13 +89,9 @@ def test_the_presented_run_measured_the_current_code(run_id):
 
 
 def code_changes(rev, head="HEAD", simulated=False):
-    """Files of the measured code (config.measured_code: what the benches, the reference
-    rows and, for a simulated run, the simulator compile, and its machine models) that
-    differ between rev and HEAD.  Python and documentation change nothing a run
-    measured."""
-    p = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", rev, head, "--"]
-                       + measured_code(simulated), capture_output=True, text=True, check=True)
-    return p.stdout.split()
+    changed = machine_code_changes(rev, head, simulated)
+    assert changed is not None, f"git diff {rev} {head} failed"
+    return changed
 
 
 def last_change_to(path):

@@ -1,14 +1,20 @@
 """harness/driver/targets.py reads the bench JSON through harness.driver.gbjson: one invocation of
-a (fake) bench binary gives each benchmark's wall time in ns and its counters."""
+a (fake) bench binary gives each benchmark's wall time in ns and its counters; its record,
+RUN/targets.json (harness/driver/targetfile.py), is checked, shown in the report and
+refused at publishing when broken or of other code."""
+import json
 import os
 import stat
 import shutil
+import subprocess
 
 import pytest
 
-from harness.driver import targets
+from harness.driver import targetfile, targets
+from harness.driver.config import UsageError
+from harness.driver.publish import targets_publishable
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT, cli
 
 
 @pytest.fixture
@@ -34,3 +40,133 @@ def test_a_wrong_answer_is_an_error(bench, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_ERROR_REP", "0")
     with pytest.raises(RuntimeError, match="wrong answer"):
         targets.bench(bench, 1, "^fib/n:20/")
+
+
+# --- the record: ./run.py targets RUN writes RUN/targets.json (harness/driver/targetfile.py)
+
+def fake_record(rev, code_dirty=(), revisions=None, **change):
+    comparison = dict(comparison="pingpong", what="round trip vs Go", unit="ns",
+                      ours=[200.0, 210.0, 190.0], ref=[400.0, 420.0, 380.0], median_ours=200.0,
+                      median_ref=400.0, ratio=0.5, target=0.75, lower_is_better=True, met=True)
+    comparison.update(change)
+    return dict(format=targetfile.FORMAT, rounds=3, started="a", finished="b",
+                git=dict(rev=rev, code_dirty=list(code_dirty)), revisions=revisions or {},
+                comparisons=[comparison], not_measured=[dict(comparison="blocked",
+                                                             why="no Go toolchain")])
+
+
+def head():
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def write_record(run_dir, doc):
+    with open(os.path.join(run_dir, targetfile.FILE), "w") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+
+
+def test_measure_records_each_comparison_and_what_could_not_be_measured(monkeypatch):
+    values = [10.0, 20.0, 11.0, 19.0, 12.0, 21.0]   # ours, theirs, ours, ... then 5.0
+    monkeypatch.setattr(targets, "bench", lambda binary, *a, **k: {
+        "switch/roundtrip": (values.pop(0) if values else 5.0, {}),
+        "yield/threads:2/rounds:100000/real_time": (5.0, {})})
+    monkeypatch.setattr(targets.shutil, "which", lambda name: None)   # no Go here
+    doc = targets.measure(["switch", "yield"], 3)
+    assert targetfile.problem(doc) is None
+    (c,) = doc["comparisons"]
+    assert c["ours"] == [10.0, 11.0, 12.0] and c["ref"] == [20.0, 19.0, 21.0]
+    assert c["ratio"] == pytest.approx(11.0 / 20.0) and c["met"]
+    assert targetfile.round_ratios(c) == pytest.approx([0.5, 11 / 19, 12 / 21])
+    assert doc["not_measured"] == [dict(comparison="yield",
+                                        why="no Go toolchain (apt-get install golang-go)")]
+
+
+def test_an_unknown_comparison_is_named():
+    with pytest.raises(UsageError, match="unknown comparison 'nope'"):
+        targets.check_only(["fib", "nope"])
+
+
+def test_no_record_is_none_and_a_broken_one_is_named(tmp_path):
+    assert targetfile.read(str(tmp_path)) == (None, None)
+    good = fake_record("abc")
+    for text, why in ((json.dumps(good)[:80], "unreadable JSON"),
+                      (json.dumps(dict(good, format="other")), "not a schedbench-targets/1"),
+                      (json.dumps(dict(good, finished=None)), "did not finish"),
+                      (json.dumps(fake_record("abc", ours=[1.0, "x"])), "'ours' is not a list"),
+                      (json.dumps(fake_record("abc", met="yes")), "'met' is not true")):
+        write_record(str(tmp_path), text)
+        doc, problem = targetfile.read(str(tmp_path))
+        assert doc is None and why in problem, (text, problem)
+    write_record(str(tmp_path), good)
+    assert targetfile.read(str(tmp_path)) == (good, None)
+
+
+def test_a_record_of_other_code_than_the_run_is_stale():
+    if not head():
+        pytest.skip("not a git checkout")
+    run_git = dict(rev=head())
+    assert targetfile.stale(fake_record(head()), run_git) is None
+    assert "uncommitted" in targetfile.stale(fake_record(head(), [" M common/sched.c"]), run_git)
+    # a binary that says nothing of its revision cannot be checked; a dirty one is stale
+    assert targetfile.stale(fake_record(head(), revisions={"b": ["unknown"]}), run_git) is None
+    assert "b at" in targetfile.stale(fake_record(head(), revisions={"b": [head()[:7] + "-dirty"]}),
+                                      run_git)
+    # the revision before the last change to the core measured other code
+    last = subprocess.run(["git", "-C", ROOT, "log", "--format=%H", "-n", "1", "--",
+                           "common/sched.c"], capture_output=True, text=True).stdout.strip()
+    if not last or subprocess.run(["git", "-C", ROOT, "cat-file", "-e", last + "~1"]).returncode:
+        pytest.skip("not enough history in this clone")
+    before = subprocess.run(["git", "-C", ROOT, "rev-parse", last + "~1"], capture_output=True,
+                            text=True).stdout.strip()
+    assert "measured code differs" in targetfile.stale(fake_record(before), run_git)
+
+
+def test_the_report_shows_the_targets_and_names_a_broken_record(small_run):
+    root, run_dir = small_run
+    write_record(run_dir, fake_record("4f2c1e9d0b7a"))
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(run_dir, "REPORT.md")) as f:
+        text = f.read()
+    assert "## Against what users would pick" in text
+    assert "| round trip vs Go | 200 ns | 400 ns | 0.50x [0.50-0.50] | <= 0.75x | met |" in text
+    assert "| blocked | not measured |  | no Go toolchain |" in text
+    write_record(run_dir, '{"format": "schedbench-targets/1", "compar')
+    p = cli("report", "run_small", "--root", root, "--no-plot")
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(run_dir, "REPORT.md")) as f:
+        text = f.read()
+    assert "## Against what users would pick" not in text
+    assert "targets record skipped" in text and "unreadable JSON" in text
+
+
+def test_publish_refuses_a_run_whose_targets_are_broken(small_run):
+    _, run_dir = small_run
+    write_record(run_dir, "{")
+    ok, why = targets_publishable(run_dir, {"git": {"rev": "4f2c1e9d0b7a"}})
+    assert not ok and "unreadable JSON" in why and "./run.py targets" in why
+
+
+def test_the_command_refuses_a_simulated_run_and_an_unknown_comparison(small_run):
+    root, run_dir = small_run
+    p = cli("targets", "run_small", "--root", root, "--only", "fib,nope")
+    assert p.returncode == 2 and "unknown comparison 'nope'" in p.stderr
+    with open(os.path.join(run_dir, "meta.json")) as f:
+        meta = json.load(f)
+    with open(os.path.join(run_dir, "meta.json"), "w") as f:
+        json.dump(dict(meta, simulated=True), f)
+    p = cli("targets", "run_small", "--root", root, "--no-build")
+    assert p.returncode == 2 and "is a simulated run" in p.stderr
+    assert not os.path.exists(os.path.join(run_dir, targetfile.FILE))
+
+
+def test_run_targets_outside_git_keeps_the_sweep_and_says_why(fake_root):
+    p = cli("run", "--root", fake_root, "--workloads", "fib", "--workers", "1", "--no-build",
+            "--no-plot", "--quiet", "--targets", "2")
+    assert p.returncode == 1, p.stderr
+    assert "the targets were not measured" in p.stderr and "not measured in a git checkout" in p.stderr
+    (run_id,) = os.listdir(os.path.join(fake_root, "results"))
+    run_dir = os.path.join(fake_root, "results", run_id)
+    assert os.path.exists(os.path.join(run_dir, "results.csv"))     # the sweep is kept
+    with open(os.path.join(run_dir, "meta.json")) as f:
+        assert json.load(f)["targets_rounds"] == 2                   # a --resume tries again
