@@ -286,6 +286,19 @@ static sb_stack_t *carve_from_slab(enum stack_class cls)
     return init_descriptor(lo, lo + sz, cls, NULL, 0, false);
 }
 
+sb_stack_t *stack_map_new(enum stack_class cls)
+{
+    ensure_config();
+    atomic_fetch_add_explicit(&live_guarded, 1, memory_order_relaxed);
+    sb_stack_t *s = map_guarded(cls);
+    if (!s) {
+        int e = errno;
+        atomic_fetch_sub_explicit(&live_guarded, 1, memory_order_relaxed);
+        errno = e;
+    }
+    return s;
+}
+
 sb_stack_t *stack_get(enum stack_class cls)
 {
     ensure_config();
@@ -332,6 +345,8 @@ static void unmap_one(sb_stack_t *s)
     atomic_fetch_add_explicit(&c_unmapped, 1, memory_order_relaxed);
     munmap(s->map, s->map_len);
 }
+
+void stack_unmap(sb_stack_t *s) { unmap_one(s); }
 
 void stack_put(sb_stack_t *s)
 {

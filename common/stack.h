@@ -57,6 +57,13 @@ void stack_shutdown(void);
 /* Move this thread's cache to the shared lists (a worker exiting). */
 void stack_flush_thread_cache(void);
 
+/* The pool-miss path alone (harness/bench/bench_stack.c measures it): a new stack in a
+ * map of its own, made as stack_get makes one when its pools are empty (guard, populated
+ * top page, descriptor), or NULL with errno; and its unmapping, as stack_put when they
+ * are full.  No pool and no slab fallback is involved. */
+sb_stack_t *stack_map_new(enum stack_class cls);
+void stack_unmap(sb_stack_t *s);
+
 /* Configured sizes (after rounding to pages). */
 size_t stack_class_size(enum stack_class cls);
 size_t stack_guard_size(void);

@@ -131,6 +131,34 @@ Test(stack, no_memory_at_all_returns_enomem, .timeout = 10)
     cr_assert_eq(c.failures, 1);
 }
 
+/* The miss path alone (bench_stack.c's stack/unpooled): a guarded stack of its own map,
+ * never from a pool, unmapped again; a failure is NULL with errno and no slab. */
+Test(stack, the_miss_path_maps_and_unmaps_a_guarded_stack_of_its_own, .timeout = 10)
+{
+    sb_stack_t *pooled = stack_get(STACK_SMALL);
+    stack_put(pooled); /* a pooled stack that the miss path must not hand out */
+    stack_counters_t c0, c1;
+    stack_get_counters(&c0);
+    sb_stack_t *s = stack_map_new(STACK_SMALL);
+    cr_assert_not_null(s);
+    cr_assert_neq(s, pooled);
+    cr_assert(s->guarded);
+    cr_assert_eq(s->cls, STACK_SMALL);
+    memset(s->limit, 0xab, s->size);
+    stack_unmap(s);
+    stack_get_counters(&c1);
+    cr_assert_eq(c1.mapped, c0.mapped + 1);
+    cr_assert_eq(c1.unmapped, c0.unmapped + 1);
+    cr_assert_eq(c1.pool_hits, c0.pool_hits);
+    stack_test_inject(1, 0, false);
+    errno = 0;
+    cr_assert_null(stack_map_new(STACK_SMALL));
+    cr_assert_eq(errno, ENOMEM);
+    stack_get_counters(&c0);
+    cr_assert_eq(c0.slab_stacks, 0);
+    cr_assert_eq(c0.mapped, c1.mapped);
+}
+
 Test(stack, shutdown_returns_everything, .timeout = 10)
 {
     sb_stack_t *a = stack_get(STACK_SMALL), *b = stack_get(STACK_LARGE);
