@@ -155,6 +155,15 @@ def do_spawn(n, results):
                          lambda: bench("build/ref/pool/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6)
         report(results, "spawn", f"tasks/s from one pthread, {v} vs pthread pool, 2 workers", a, b,
                "M/s", 1.0 if v == "chaselev" else 0.8, lower_is_better=False)
+    # the steady state: 10^6 starts (a --full set), where start-up costs no longer count
+    name = "spawn/n:1000000/real_time"
+    for w in (1, 2):
+        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^spawn/n:1000000/", "0.3",
+                                          full=True)[name][1]["items_per_second"] / 1e6,
+                         lambda: bench("build/ref/pool/bench", w, "^spawn/n:1000000/", "0.3",
+                                       full=True)[name][1]["items_per_second"] / 1e6)
+        report(results, "spawn", f"10^6 tasks/s from one pthread, chaselev vs pthread pool, "
+               f"{w} worker(s)", a, b, "M/s", 1.0, lower_is_better=False)
 
 
 def do_flush(n, results, env):
