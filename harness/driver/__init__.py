@@ -8,18 +8,21 @@ for its commands in simulated time); the modules, each named for what it holds:
     files     atomic writes (umask respected), the one JSON writer, --out checks,
               tolerant JSON reads
     fmt       durations, times with units, tables
-    proc      running other programs (ended with run.py on SIGINT, SIGTERM, SIGHUP), usable CPUs
+    proc      running other programs (ended with run.py on SIGINT, SIGTERM, SIGHUP), several
+              at once, usable CPUs
     build     names asked from make, the bench binaries and their listings
     gbjson    the one reader of Google Benchmark JSON
     stats     median and spread, Mann-Whitney U, Brent's bound
     rundata   Result and RunData of results/<run-id>/, the merged CSV files, a simulated
               run's medians and bands, a measured run's simulated companions
-    plan      the points of a sweep, the pinned busy-loop rate
+    plan      the points of a sweep (measured or simulated), the pinned busy-loop rate
     rundir    a run directory created whole, and locked while a sweep writes it
-    sweep     running a plan (resumable), start / resume / finish a run
+    sweep     running a plan with a backend (the benches', or simulate's), resumable;
+              start / resume / finish a run
     machine   the machine record (meta.json)
     simmodel  machine models (harness/machines/): read, check, flatten for the engine
-    simulate  a sweep in simulated time (build-sim/<v>/simbench), written like a real run
+    simulate  a sweep in simulated time: the backend that runs build-sim/<v>/simbench,
+              the run written like a real one
     companion a measured run's simulated companions (`run --sim`)
     calibrate this machine measured into a model (`calibrate`)
     validate  simulated against measured: the error table (`validate`)

@@ -24,6 +24,7 @@ compare, report) and main(), which turns bad input into one line and exit code 2
                                       a sweep in simulated time on a machine model, written
                                       like a real run (results/sim-<model>-<time>/,
                                       SIMULATED.md, its figures)
+    ./run.py simulate --resume SIMRUN finish a simulated sweep that was interrupted
     ./run.py calibrate                measure this machine into harness/machines/here.json
     ./run.py validate --real RUN --sim SIMRUN
                                       simulated against measured: the error table
@@ -70,8 +71,9 @@ from .rundata import (TARGETS_KEY, companion_dirs, filter_results, load_companio
                       recorded_target_rounds, resolve_run, results_csv, samples_csv,
                       split_run_spec)
 from .rundir import RunLock
-from .simulate import SimError, make_sim, simulate, variants_built
-from .sweep import command_line, execute_plan, finalize_run, resume_run, run_spec, start_run
+from .simulate import SimError, finish_sim, make_sim, reopen_sim, start_sim, variants_built
+from .sweep import (BenchBackend, command_line, execute_plan, finalize_run, resume_run,
+                    run_spec, start_run, warn_ignored)
 
 DESCRIPTION = f"{PROG} -- measure every scheduler variant, keep the results, compare, plot, report."
 
@@ -105,7 +107,7 @@ def sweep_locked(args, build, run_dir, plan, models):
     print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
-        status = execute_plan(build.root, run_dir, plan, args.quiet)
+        status = execute_plan(BenchBackend(build.root), run_dir, plan, args.quiet)
     except KeyboardInterrupt as e:
         return stopped(e, "", run_dir, build)
     sim_ok = targets_ok = True
@@ -120,7 +122,8 @@ def sweep_locked(args, build, run_dir, plan, models):
                 first = model == models[0]
                 if not first and ARTICLE_WORKLOAD not in claims:
                     continue
-                sim_ok &= simulate_companion(run_dir, model, first, command_line(), echo)
+                sim_ok &= simulate_companion(run_dir, model, first, command_line(), echo,
+                                             args.quiet)
         except KeyboardInterrupt as e:
             return stopped(e, " during the simulated companions; the measured run is complete",
                            run_dir, build)
@@ -351,7 +354,35 @@ def cmd_validate(args):
     return 0
 
 
+SIM_SELECTION_OPTIONS = ("machine", "variants", "workloads", "workers", "reps", "seed",
+                         "all_sets", "filter", "like", "out")
+
+
 def cmd_simulate(args):
+    if args.resume:
+        warn_ignored(args, SIM_SELECTION_OPTIONS)
+        run_dir, plan, model, lock = reopen_sim(args.resume)
+    else:
+        run_dir, plan, model, lock = start_simulation(args)
+    with lock:
+        try:
+            failed = finish_sim(run_dir, plan, model, args.jobs,
+                                None if args.bands == "none" else args.bands)
+        except KeyboardInterrupt as e:
+            stop = Interrupted.of(e)
+            print(f"\n{PROG}: {stop.describe()}; continue with: {sys.argv[0]} simulate "
+                  f"--resume {run_spec(run_dir, ROOT)}", file=sys.stderr)
+            return stop.exit_status
+    write_simulated_plots(run_dir)
+    print("simulate: wrote %s (SIMULATED.md)%s"
+          % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))
+    return EXIT_FAILED if failed else 0
+
+
+def start_simulation(args):
+    """simulate.start_sim with the command line's selection: (run_dir, plan, model, lock)."""
+    if not args.machine:
+        raise UsageError("simulate: --machine is required (or --resume RUN)")
     like = None
     variants = parse_name_list(args.variants, "--variants") if args.variants else None
     workloads = parse_name_list(args.workloads, "--workloads") if args.workloads else None
@@ -369,16 +400,12 @@ def cmd_simulate(args):
         workers = workers or sorted({k[1] for k in real})
         variants = variants or sorted({k[0] for k in real} & set(variants_built()))
         workloads = workloads or sorted({b.split("/")[0] for b in like})
-    if args.reps < 1:
+    reps = 3 if args.reps is None else args.reps
+    if reps < 1:
         raise UsageError("--reps must be >= 1")
-    run_dir, failed = simulate(args.machine, variants, workloads, workers or [1, 2, 4, 8, 16],
-                               args.reps, args.seed, args.out, args.jobs, args.all_sets, like,
-                               " ".join(sys.argv), match=args.filter, build=build,
-                               bands=None if args.bands == "none" else args.bands)
-    write_simulated_plots(run_dir)
-    print("simulate: wrote %s (SIMULATED.md)%s"
-          % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))
-    return EXIT_FAILED if failed else 0
+    return start_sim(args.machine, variants, workloads, workers or [1, 2, 4, 8, 16], reps,
+                     1 if args.seed is None else args.seed, args.out, args.all_sets, like,
+                     " ".join(sys.argv), match=args.filter, build=build)
 
 
 class Parser(argparse.ArgumentParser):
@@ -548,15 +575,17 @@ def add_sim_commands(sub):
                         "code fit runs)")
 
     p = command("simulate", cmd_simulate)
-    p.add_argument("--machine", required=True,
-                   help="a model: a name in harness/machines (see `models`) or a JSON path")
+    p.add_argument("--machine",
+                   help="a model: a name in harness/machines (see `models`) or a JSON path "
+                        "(required but with --resume)")
     p.description = ("Without --variants, --workloads and --workers: the --like run's, "
                      "else every simulation build and workload at 1,2,4,8,16 workers.")
     add_filters(p)
-    p.add_argument("--reps", type=int, default=3,
+    p.add_argument("--reps", type=int,
                    help="repetitions per point, each with its own seed (default 3)")
-    p.add_argument("--seed", type=int, default=1,
-                   help="the first repetition's seed: the same seed, the same result")
+    p.add_argument("--seed", type=int,
+                   help="the first repetition's seed: the same seed, the same result "
+                        "(default 1)")
     p.add_argument("--jobs", type=int, default=1,
                    help="simulations run at once (default 1; each uses one core)")
     p.add_argument("--all-sets", action="store_true",
@@ -574,6 +603,11 @@ def add_sim_commands(sub):
     p.add_argument("--no-build", action="store_true",
                    help="do not run `make sim` first (it is incremental, and by default "
                         "brings the simulation build up to date)")
+    p.add_argument("--resume", metavar="RUN",
+                   help="finish the simulated sweep RUN (an id, 'latest' or a path) that was "
+                        "stopped: the points done are kept, the others run on the simulation "
+                        "build as it is; its plan gives the selection, --jobs and --bands "
+                        "(not recorded: give it again) apply")
 
     p = command("validate", cmd_validate)
     p.add_argument("--real", required=True, help="a measured run directory")

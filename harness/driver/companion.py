@@ -62,14 +62,14 @@ def companion_workers(npus):
 
 
 def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
-              all_workers=True, bands=(ARTICLE_WORKLOAD,)):
+              all_workers=True, bands=(ARTICLE_WORKLOAD,), quiet=False):
     """A simulated companion of a measured run: the run's claim scenarios (its
     benchmarks of `workloads`, default config.COMPANION_WORKLOADS) on every variant it
     measured that has a simulation build, on the machine model at companion_workers(its
     PUs), or at its PUs alone without all_workers, 3 repetitions; the points of the
     `bands` workloads at the largest worker count get their band.  It is an ordinary
-    simulated run (results/sim-<model>-<time>/, with its figures); returns (its
-    directory, failed points)."""
+    simulated run (results/sim-<model>-<time>/, with its figures; quiet: no progress
+    line); returns (its directory, failed points)."""
     m = simmodel.load(machine)
     real = medians(real_run)
     workloads = list(workloads or COMPANION_WORKLOADS)
@@ -88,19 +88,19 @@ def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
     present = sorted({name.split("/")[0] for name in like})
     run_dir, failed = simulate(machine, variants, present, workers,
                                3, 1, out, jobs, False, like, command, echo=echo,
-                               bands=set(bands) if bands else None)
+                               bands=set(bands) if bands else None, quiet=quiet)
     write_simulated_plots(run_dir, echo=echo)
     return run_dir, failed
 
 
-def simulate_companion(run_dir, model, first, command, echo):
+def simulate_companion(run_dir, model, first, command, echo, quiet=False):
     """Simulate one companion on `model` (first: the one with every claim scenario and
     worker count) and add it to the run's meta.json.  Returns True when it was written
     with every point ok; a failure is a warning (the measured run stands)."""
     try:
         sim_dir, failed = companion(
             run_dir, model, jobs=usable_cpus(), command=command, echo=echo,
-            workloads=None if first else [ARTICLE_WORKLOAD], all_workers=first)
+            workloads=None if first else [ARTICLE_WORKLOAD], all_workers=first, quiet=quiet)
     except (simmodel.ModelError, SimError) as e:
         warn(f"no simulated companion on {model}: {e}")
         return False

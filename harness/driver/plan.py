@@ -1,5 +1,7 @@
 """Planning a sweep: which binaries (variants and references) and which of their listed
-benchmarks make up the points, and the busy-loop rate pinned for every point."""
+benchmarks make up the points, and the busy-loop rate pinned for every point.  A
+simulated sweep's points (simulated_points) are chosen by the same rules from a
+simbench's listing."""
 
 import dataclasses
 import json
@@ -100,6 +102,36 @@ def quick_selection(listed):
     return chosen
 
 
+def select_sets(listed, all_sets=False, regex=None, like=None):
+    """One workload's argument sets (benchmark names, in the listing's order) in a sweep:
+    those named in `like` (a real run's benchmarks, which a simulated sweep can take),
+    else those the regular expression matches, else all of them with all_sets, else
+    quick_selection's."""
+    if like is not None:
+        return [n for n in listed if n in like]
+    if regex:
+        return [n for n in listed if regex.search(n)]
+    return list(listed) if all_sets else quick_selection(listed)
+
+
+def name_regex(text, option="--filter"):
+    """The compiled --filter (None when there is none)."""
+    try:
+        return re.compile(text) if text else None
+    except re.error as e:
+        raise UsageError(f"{option}: bad regular expression: {e}") from None
+
+
+def make_point(target, binary, workers, workload, benchmarks, **fields):
+    """One point of a plan: `binary` (as the plan names it) run with `workers` on the
+    chosen `benchmarks` of `workload`, and its raw and log files; `fields` go between
+    the benchmarks and the files (plan.json keeps this order where it is not sorted)."""
+    where = f"{'ref/' if target.reference else ''}{target.name}/workers-{workers}/{workload}"
+    return dict(id=where, variant=target.name, reference=target.reference, workers=workers,
+                workload=workload, binary=binary, benchmarks=benchmarks, **fields,
+                raw=f"raw/{where}.json", log=f"logs/{where}.log")
+
+
 def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False):
     """The sweep's points: one per (binary, workload, workers), each one bench invocation
     whose filter comes from the binary's own listing.  Unknown workloads raise; no
@@ -121,34 +153,56 @@ def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=
         check_unknown(workloads, known, "workload")
     else:
         workloads = build.workloads
-    try:
-        regex = re.compile(name_filter) if name_filter else None
-    except re.error as e:
-        raise UsageError(f"--filter: bad regular expression: {e}") from None
+    regex = name_regex(name_filter)
     points = []
     for t in targets:
         for workload, listed in group_by_workload(listings[t.name]).items():
             if workloads and workload not in workloads:
                 continue
-            if regex:
-                chosen = [n for n in listed if regex.search(n)]
-            else:
-                chosen = listed if full or all_sets else quick_selection(listed)
+            chosen = select_sets(listed, full or all_sets, regex)
             if not chosen:
                 continue
-            sub = os.path.join("ref", t.name) if t.reference else t.name
             for w in workers:
-                where = os.path.join(sub, f"workers-{w}", workload)
-                points.append(dict(
-                    id=f"{'ref/' if t.reference else ''}{t.name}/workers-{w}/{workload}",
-                    variant=t.name, reference=t.reference, workers=w, workload=workload,
-                    binary=os.path.relpath(t.binary, build.root), benchmarks=chosen,
-                    filter=gb_filter(workload, chosen, listed),
-                    raw=os.path.join("raw", where + ".json"),
-                    log=os.path.join("logs", where + ".log")))
+                points.append(make_point(t, os.path.relpath(t.binary, build.root), w,
+                                         workload, chosen,
+                                         filter=gb_filter(workload, chosen, listed)))
     if not points:
         raise UsageError("nothing to run: the selection matches no benchmark")
     return points
+
+
+def simulated_listing(binary):
+    """{workload: [(benchmark name, its --args string), ...]} from `simbench --list`."""
+    out = subprocess.run([binary, "--list"], check=True, capture_output=True,
+                         text=True).stdout
+    listing = {}
+    for line in out.splitlines():
+        workload, _, name, args = line.split()
+        listing.setdefault(workload, []).append((name, args))
+    return listing
+
+
+def simulated_points(targets, listing, workloads, workers, model, all_sets=False,
+                     name_filter=None, like=None):
+    """A simulated sweep's points (simulate.py): one per (variant, workers, workload), in
+    that order, each running the variant's simbench (the target's binary) once per chosen
+    argument set of `listing` (simulated_listing's).  No workloads means every listed
+    one; unknown ones raise.  The sets are select_sets': `like`'s benchmark names, else
+    the filter's, else all with all_sets, else the quick sweep's; a workload with none is
+    left out."""
+    workloads = workloads or sorted(listing)
+    check_unknown(workloads, listing, "workload")
+    regex = name_regex(name_filter)
+    chosen = {}
+    for workload in workloads:
+        names = select_sets([name for name, _ in listing[workload]], all_sets, regex, like)
+        if names:
+            args = dict(listing[workload])
+            chosen[workload] = (names, [args[n] for n in names])
+    return [make_point(t, t.binary, w, workload, names, args=args, filter=None,
+                       simulated=True, model=model)
+            for t in targets for w in workers
+            for workload, (names, args) in sorted(chosen.items())]
 
 
 def calibrate_kernel(root, targets):

@@ -1,6 +1,8 @@
 """Running other programs (make, the bench binaries, gnuplot, hwloc), ending them when
-run.py is told to stop (SIGINT, SIGTERM, SIGHUP), and the CPUs this process may use."""
+run.py is told to stop (SIGINT, SIGTERM, SIGHUP), several at once (map_jobs), and the
+CPUs this process may use."""
 
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -82,6 +84,25 @@ def signals_deferred():
             outer.extend(arrived)
         else:
             raise Interrupted(arrived[0])
+
+
+def map_jobs(func, items, jobs=1):
+    """func(item) for each item, yielded in the items' order: one after the other in this
+    thread, or with jobs > 1 that many at a time in threads.  A stop signal (which only
+    the main thread gets) or an error lets the calls that are running end and starts no
+    other."""
+    if jobs <= 1:
+        for item in items:
+            yield func(item)
+        return
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(func, item) for item in items]
+        try:
+            for future in futures:
+                yield future.result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def usable_cpus():

@@ -22,7 +22,7 @@ import secrets
 import shutil
 
 from .config import UsageError
-from .files import atomic_write_json
+from .files import atomic_write_json, atomic_write_text
 
 LOCK_NAME = ".lock"
 
@@ -106,13 +106,21 @@ def lock_holder(run_dir):
         os.close(fd)
 
 
+def write_first_file(path, doc):
+    """One of a new run's first files: a JSON document, or a str written as it is."""
+    if isinstance(doc, str):
+        atomic_write_text(path, doc)
+    else:
+        atomic_write_json(path, doc)
+
+
 def create_run_dir(path, files):
-    """Create the run directory path holding files ({name: JSON document}, meta.json last:
-    it makes the directory a run), whole or not at all, and lock it; returns (its absolute
-    path, its RunLock).  A new directory is built beside path and renamed (the module's
-    comment); an empty directory that is there already (one the user made, perhaps a
-    mount point) is locked, then filled, and emptied again on failure.  FileExistsError
-    when path has files, UsageError for any other failure."""
+    """Create the run directory path holding files ({name: JSON document or text},
+    meta.json last: it makes the directory a run), whole or not at all, and lock it;
+    returns (its absolute path, its RunLock).  A new directory is built beside path and
+    renamed (the module's comment); an empty directory that is there already (one the
+    user made, perhaps a mount point) is locked, then filled, and emptied again on
+    failure.  FileExistsError when path has files, UsageError for any other failure."""
     path = os.path.abspath(path)
     if os.path.isdir(path):
         return path, _fill_empty_dir(path, files)
@@ -130,7 +138,7 @@ def create_run_dir(path, files):
         raise UsageError(f"cannot create the run directory {path}: {e.strerror}") from None
     try:
         for filename, doc in files.items():
-            atomic_write_json(os.path.join(tmp, filename), doc)
+            write_first_file(os.path.join(tmp, filename), doc)
         os.rename(tmp, path)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -151,7 +159,7 @@ def _fill_empty_dir(path, files):
         if set(os.listdir(path)) - {LOCK_NAME}:
             raise FileExistsError(errno.ENOTEMPTY, "exists and is not empty", path)
         for filename, doc in files.items():
-            atomic_write_json(os.path.join(path, filename), doc)
+            write_first_file(os.path.join(path, filename), doc)
             written.append(os.path.join(path, filename))
     except BaseException as e:
         for done in reversed(written):

@@ -1,20 +1,27 @@
 """A sweep in simulated time, written like a real run (`./run.py simulate`).
 
-For every variant x worker count x workload it runs build-sim/<v>/simbench on a machine
-model and writes results/<run-id>/ in run.py's layout (results/README.md):
+It is the driver's sweep with another backend.  plan.simulated_points chooses the points,
+one per variant x worker count x workload, by the real sweep's rules; sweep.execute_plan
+runs them (resumable, --jobs points at once, the progress line, status.json); SimBackend
+runs a point: build-sim/<v>/simbench on the machine model, once per argument set, their
+JSON documents merged into the point's raw file.  The run is results/<run-id>/ in
+run.py's layout (results/README.md):
 
   meta.json      "simulated": true, "model", the model's description and topology
   plan.json      the points, as run.py's (plus "simulated", "model", "args")
-  status.json    per point: ok, rc, message, seconds
+  status.json    per point: ok, rc, errors, message, seconds, finished, as run.py's
   machine.json   the model the run used (a copy, sources included); model.flat its flat form
   raw/<v>/workers-<N>/<workload>.json   Google Benchmark JSON, context "simulated": true
-  logs/<v>/workers-<N>/<workload>.log   simbench's stderr, line 1 = its command
+  logs/<v>/workers-<N>/<workload>.log   simbench's stderr, each run's command line before it
   SIMULATED.md   every median beside its Brent bound (report.write_simulated)
   bands.json     where asked: points re-simulated with each uncertain cost group at the
                  ends of its range (simmodel.band_ends), model.<end>.flat the models used
 
 The run is read back like any other (rundata.load_run, rundata.medians); its figures are
-gnuplot.write_simulated_plots'.
+gnuplot.write_simulated_plots'.  A sweep that was stopped is finished by `./run.py
+simulate --resume RUN` (reopen_sim, then finish_sim): the points done are kept, the others run
+on the simulation build as it is (no `make sim`); bands are simulated when that command
+asks for them.
 
 The argument sets are the workloads' default ones that a quick real sweep takes: the
 first of each workload, and every set of `imbalance` and `article` (the claim's
@@ -22,23 +29,23 @@ scenarios, config.WHOLE_WORKLOADS); or
 every set (`all_sets`), those whose benchmark name matches a regular expression
 (`match`), or the benchmark names of a real run (`like`), for validation.
 """
-import concurrent.futures
 import datetime
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
-import time
 
 from . import simmodel as modelmod
-from .config import ROOT, WHOLE_WORKLOADS
-from .files import atomic_write_json, atomic_write_text
+from .config import ROOT
+from .files import atomic_write_text
 from .gbjson import BadResultFile, load_gb_file, parse_gb_doc
 from .machine import git_info
+from .plan import Target, simulated_listing, simulated_points
+from .proc import last_line, map_jobs
 from .report import write_simulated
-from .rundata import BANDS
+from .rundata import BANDS, read_meta
+from .sweep import check_new_out, execute_plan, new_run_dir, reopen_run
 
 
 class SimError(Exception):
@@ -61,57 +68,40 @@ def variants_built(build=SIM_BUILD):
     return sorted(v for v in os.listdir(d) if os.path.exists(binary(v, build)) and not v.startswith("_"))
 
 
-def list_sets(bin_path):
-    """{workload: [(index, benchmark name, args string), ...]} from simbench --list."""
-    out = subprocess.run([bin_path, "--list"], check=True, capture_output=True, text=True).stdout
-    sets = {}
-    for line in out.splitlines():
-        wl, idx, name, args = line.split()
-        sets.setdefault(wl, []).append((int(idx), name, args))
-    return sets
-
-
-def choose(sets, workloads, all_sets=False, like=None, match=None):
-    chosen = {}
-    for wl in workloads:
-        if wl not in sets:
-            raise SimError("unknown workload %r (have: %s)" % (wl, ", ".join(sorted(sets))))
-        s = sets[wl]
-        if like is not None:
-            s = [x for x in s if x[1] in like]
-        elif match is not None:
-            s = [x for x in s if re.search(match, x[1])]
-        elif not all_sets and wl not in WHOLE_WORKLOADS:
-            s = s[:1]
-        if s:
-            chosen[wl] = s
-    return chosen
-
-
-def _write_json(path, doc):
+def json_text(doc):
     """A JSON file of the run, its keys in the order the document has them."""
-    atomic_write_json(path, doc, sort_keys=False)
+    return json.dumps(doc, indent=2) + "\n"
 
 
-def run_point(point, run_dir, flat, reps, seed):
-    """All argument sets of one (variant, workers, workload): one merged raw file."""
-    doc, msgs, rc_all = None, [], 0
-    log_path = os.path.join(run_dir, point["log"])
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    t0 = time.time()
-    with open(log_path, "w") as log:
+def simbench_command(point, flat, args, reps, seed):
+    """One simbench run: the point's variant, worker count and workload on the model
+    file `flat`, one argument set."""
+    return [point["binary"], "--model", flat, "--workers", str(point["workers"]),
+            "--workload", point["workload"], "--args", args, "--reps", str(reps),
+            "--seed", str(seed)]
+
+
+class SimBackend:
+    """How a simulated sweep runs a point (sweep.run_point): the variant's simbench on the
+    run's model.flat once per argument set, with the plan's repetitions and seed."""
+
+    def __init__(self, flat):
+        self.flat = flat
+
+    def run(self, plan, point, out_path, log):
+        """The runs' JSON documents merged into one at out_path, each run's command line
+        and stderr in the open file log.  Returns (exit status, why it failed): the last
+        failed run's status (None when no run printed JSON), each failure named."""
+        doc, failures, rc = None, [], 0
         for name, args in zip(point["benchmarks"], point["args"]):
-            cmd = [point["binary"], "--model", flat, "--workers", str(point["workers"]),
-                   "--workload", point["workload"], "--args", args, "--reps", str(reps),
-                   "--seed", str(seed)]
-            log.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+            cmd = simbench_command(point, self.flat, args, plan["repetitions"], plan["seed"])
+            log.write(shlex.join(cmd) + "\n")
             log.flush()
             p = subprocess.run(cmd, capture_output=True, text=True)
             log.write(p.stderr)
             if p.returncode != 0:
-                rc_all = p.returncode
-                msgs.append("%s: exit %d: %s" % (name, p.returncode,
-                                                 (p.stderr.strip().splitlines() or [""])[-1]))
+                rc = p.returncode
+                failures.append("%s: exit %d: %s" % (name, p.returncode, last_line(p.stderr, "")))
             try:
                 one = json.loads(p.stdout)
             except ValueError:
@@ -120,11 +110,11 @@ def run_point(point, run_dir, flat, reps, seed):
                 doc = one
             else:
                 doc["benchmarks"].extend(one["benchmarks"])
-    if doc is not None:
-        _write_json(os.path.join(run_dir, point["raw"]), doc)
-    return {"ok": rc_all == 0 and doc is not None, "rc": rc_all, "message": "; ".join(msgs),
-            "seconds": round(time.time() - t0, 3),
-            "finished": datetime.datetime.now().isoformat(timespec="seconds")}
+        if doc is None:
+            return rc or None, "; ".join(failures) or "simbench printed no JSON"
+        with open(out_path, "w", encoding="utf-8") as f:
+            f.write(json_text(doc))
+        return rc, "; ".join(failures)
 
 
 def make_sim(root=ROOT):
@@ -148,16 +138,28 @@ def make_sim(root=ROOT):
 
 def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jobs=1,
              all_sets=False, like=None, command="", echo=print, match=None, build=None,
-             bands=None):
-    """build: called once the model and the worker counts are known good, before the
-    binaries are looked for (the command line passes make_sim).  bands: which points
-    also get their band (bands.json): None, "top" (at the largest worker count), "all",
-    or a set of workload names (at the largest worker count)."""
+             bands=None, quiet=False):
+    """A simulated sweep from start to end (start_sim, then finish_sim): returns (its
+    directory, the ids of the points that failed)."""
+    run_dir, plan, m, lock = start_sim(machine, variants, workloads, workers, reps, seed, out,
+                                   all_sets, like, command, match, build)
+    with lock:
+        return run_dir, finish_sim(run_dir, plan, m, jobs, bands, echo, quiet)
+
+
+def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, all_sets=False,
+          like=None, command="", match=None, build=None):
+    """Plan a simulated sweep and create its directory (--out, else
+    results/sim-<model>-<time>) with model.flat, machine.json, plan.json and meta.json;
+    returns (run_dir, plan, the model, the RunLock held on run_dir).  build: called once
+    the model, the worker counts and --out are known good, before the binaries are
+    looked for (the command line passes make_sim)."""
     m = modelmod.load(machine)
     bad = [n for n in workers if n < 1 or n > m["npus"]]
     if bad:
         raise modelmod.ModelError("--workers %s: the model %s has %d PUs (1..%d workers)"
                                   % (",".join(map(str, bad)), m["name"], m["npus"], m["npus"]))
+    check_new_out(out)
     if build:
         build()
     have = variants_built()
@@ -173,68 +175,75 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
     if missing:
         raise SimError("not built for simulation: %s (have: %s; `make sim`)"
                        % (", ".join(missing), ", ".join(have)))
-    sets = list_sets(binary(variants[0]))
-    workloads = workloads or sorted(sets)
-    chosen = choose(sets, workloads, all_sets, like, match)
-    started = datetime.datetime.now()
-    # the tree as the binaries were built from it (build() above), not as it is at the end
-    git = git_info(ROOT, simulated=True)
-    run_id = (os.path.basename(os.path.normpath(out)) if out
-              else "sim-%s-%s" % (m["name"], started.strftime("%Y%m%d-%H%M%S")))
-    run_dir = out or os.path.join(ROOT, "results", run_id)
-    os.makedirs(run_dir, exist_ok=True)
-    flat = os.path.join(run_dir, "model.flat")
-    atomic_write_text(flat, modelmod.flatten(m))
-    with open(m["path"]) as f:
-        machine_doc = json.load(f)
-    _write_json(os.path.join(run_dir, "machine.json"), machine_doc)
-    points = []
-    for v in variants:
-        for n in workers:
-            for wl, s in sorted(chosen.items()):
-                pid = "%s/workers-%d/%s" % (v, n, wl)
-                points.append({"id": pid, "variant": v, "reference": False, "workers": n,
-                               "workload": wl, "binary": binary(v),
-                               "benchmarks": [x[1] for x in s], "args": [x[2] for x in s],
-                               "filter": None, "simulated": True, "model": m["name"],
-                               "raw": "raw/%s.json" % pid, "log": "logs/%s.log" % pid})
+    points = simulated_points([Target(v, False, binary(v)) for v in variants],
+                              simulated_listing(binary(variants[0])), workloads, workers,
+                              m["name"], all_sets, match, like)
     plan = {"version": 1, "simulated": True, "model": m["name"], "seed": seed,
             "repetitions": reps, "workers": workers, "full": False, "all_sets": all_sets,
             "filter": None, "min_time": None, "timeout": None, "points": points}
-    _write_json(os.path.join(run_dir, "plan.json"), plan)
-    status = {}
+    started = datetime.datetime.now().isoformat(timespec="seconds")
+    # the tree as the binaries were built from it (build() above), not as it is at the end
+    git = git_info(ROOT, simulated=True)
+    with open(m["path"]) as f:
+        machine_doc = json.load(f)
+
+    def files(run_id):
+        meta = {"run_id": run_id, "simulated": True, "model": m["name"],
+                "model_description": m.get("description", ""),
+                "model_measured": bool(m.get("measured")),
+                "topology": "simulated: synthetic " + m["topology"]["synthetic"],
+                "cpu_model": "simulated " + m["name"], "started": started,
+                "command": command, "git": git, "variants": variants, "references": [],
+                "workloads": sorted({p["workload"] for p in points})}
+        return {"model.flat": modelmod.flatten(m), "machine.json": json_text(machine_doc),
+                "plan.json": json_text(plan), "meta.json": json_text(meta)}
+
+    run_dir, lock = new_run_dir(out, ROOT, files, prefix="sim-%s-" % m["name"])
+    return run_dir, plan, m, lock
+
+
+def reopen_sim(spec):
+    """A simulated sweep to finish (`--resume RUN`): (run_dir, plan, its model as
+    machine.json has it, the RunLock held on run_dir)."""
+    run_dir, plan, lock = reopen_run(spec, ROOT, simulated=True)
+    try:
+        return run_dir, plan, modelmod.load(os.path.join(run_dir, "machine.json")), lock
+    except BaseException:
+        lock.release()
+        raise
+
+
+def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False):
+    """Run the plan's points that are not done yet, `jobs` at once (sweep.execute_plan),
+    simulate the bands asked for, and end the run: meta.json's "finished" and the
+    variants' benchmark contexts, SIMULATED.md.  bands: which points also get their band
+    (bands.json): None, "top" (at the largest worker count), "all", or a set of workload
+    names (at the largest worker count).  Returns the ids of the points that failed."""
+    points, top = plan["points"], max(plan["workers"])
     echo("simulate: %d points on %s (%s), %d workers max -> %s"
-         % (len(points), m["name"], m["topology"]["synthetic"], max(workers), run_dir))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        futs = {ex.submit(run_point, p, run_dir, flat, reps, seed): p for p in points}
-        for fu in concurrent.futures.as_completed(futs):
-            p = futs[fu]
-            st = fu.result()
-            status[p["id"]] = st
-            echo("  %-40s %s %6.1f s%s" % (p["id"], "ok " if st["ok"] else "FAIL", st["seconds"],
-                                           "" if st["ok"] else "  " + st["message"]))
-    _write_json(os.path.join(run_dir, "status.json"), dict(sorted(status.items())))
+         % (len(points), m["name"], m["topology"]["synthetic"], top, run_dir))
+    status = execute_plan(SimBackend(os.path.join(run_dir, "model.flat")), run_dir, plan,
+                          quiet, jobs)
+    ok = {p["id"] for p in points if status.get(p["id"], {}).get("ok")}
     if bands:
-        chosen_pts = [p for p in points if status[p["id"]]["ok"] and (
-            bands == "all" or p["workers"] == max(workers) and (
-                bands == "top" or p["workload"] in bands))]
-        simulate_bands(m, run_dir, chosen_pts, seed, jobs, echo)
+        simulate_bands(m, run_dir, [p for p in points if p["id"] in ok and (
+            bands == "all" or p["workers"] == top and (bands == "top" or p["workload"] in bands))],
+                       plan["seed"], jobs, echo)
     ctx = {}
     for p in points:
         path = os.path.join(run_dir, p["raw"])
         if p["variant"] not in ctx and os.path.exists(path):
             ctx[p["variant"]] = load_gb_file(path)[0]
-    meta = {"run_id": run_id, "simulated": True, "model": m["name"],
-            "model_description": m.get("description", ""), "model_measured": bool(m.get("measured")),
-            "topology": "simulated: synthetic " + m["topology"]["synthetic"],
-            "cpu_model": "simulated " + m["name"], "started": started.isoformat(timespec="seconds"),
-            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
-            "command": command, "git": git, "variants": variants,
-            "references": [], "workloads": sorted(chosen), "bench_context": ctx}
-    _write_json(os.path.join(run_dir, "meta.json"), meta)
+    meta = {}
+    for key, value in read_meta(run_dir).items():   # "finished" after "started"
+        if key not in ("finished", "bench_context"):
+            meta[key] = value
+        if key == "started":
+            meta["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+    meta["bench_context"] = ctx
+    atomic_write_text(os.path.join(run_dir, "meta.json"), json_text(meta))
     write_simulated(run_dir)
-    failed = [k for k, v in status.items() if not v["ok"]]
-    return run_dir, failed
+    return [p["id"] for p in points if p["id"] not in ok]
 
 
 BAND_COUNTERS = ("window_s",)  # time counters a band keeps beside the wall time
@@ -263,8 +272,7 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
 
     def one(job):
         p, name, args, label = job
-        cmd = [p["binary"], "--model", flats[label], "--workers", str(p["workers"]),
-               "--workload", p["workload"], "--args", args, "--reps", "1", "--seed", str(seed)]
+        cmd = simbench_command(p, flats[label], args, 1, seed)
         r = subprocess.run(cmd, capture_output=True, text=True)
         try:
             _, entries = parse_gb_doc(json.loads(r.stdout), cmd[0]) if r.returncode == 0 \
@@ -279,17 +287,16 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
         return job, (e.real_s, counters)
 
     metrics = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        for (p, name, _, label), got in ex.map(one, jobs_list):
-            key = "%s/%d/%s" % (p["variant"], p["workers"], name)
-            if got is None:
-                failed.append("%s (%s)" % (key, label))
-                continue
-            out.setdefault(key, {})[label] = got[0]
-            for c, value in got[1].items():
-                metrics.setdefault(c, {}).setdefault(key, {})[label] = value
-    _write_json(os.path.join(run_dir, BANDS), {
+    for (p, name, _, label), got in map_jobs(one, jobs_list, jobs):
+        key = "%s/%d/%s" % (p["variant"], p["workers"], name)
+        if got is None:
+            failed.append("%s (%s)" % (key, label))
+            continue
+        out.setdefault(key, {})[label] = got[0]
+        for c, value in got[1].items():
+            metrics.setdefault(c, {}).setdefault(key, {})[label] = value
+    atomic_write_text(os.path.join(run_dir, BANDS), json_text({
         "ranges": {g: list(r) for g, r in m["ranges"].items()},
-        "ends": [e[0] for e in ends], "points": out, "metrics": metrics, "failed": failed})
+        "ends": [e[0] for e in ends], "points": out, "metrics": metrics, "failed": failed}))
     return out
 

@@ -9,6 +9,7 @@ import os
 import random
 import shlex
 import sys
+import threading
 import time
 
 from .config import (CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK,
@@ -20,10 +21,44 @@ from .fmt import fmt_duration, now_iso
 from .gbjson import BadResultFile, load_gb_file
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
-from .proc import last_line, run_with_timeout, signal_death, usable_cpus
+from .proc import last_line, map_jobs, run_with_timeout, signal_death, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
                       runs_base, samples_csv)
 from .rundir import LOCK_NAME, RunLock, create_run_dir, in_use, lock_holder
+
+
+class BenchBackend:
+    """How a real sweep runs a point: its bench binary once (bench_command), in `root`,
+    with the plan's timeout, its busy-loop rate and preset in the environment, its
+    console output in the log."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def run(self, plan, point, out_path, log):
+        """Run the point, the bench writing its JSON to out_path and its output to the
+        open file log.  Returns (exit status, why it failed): the status is None when the
+        bench did not end by itself (it could not start, or timed out)."""
+        cmd = bench_command(self.root, plan, point, out_path)
+        env = dict(os.environ)
+        if plan.get("full"):
+            env[FULL_ENV] = "1"
+        if plan.get("iters_per_us"):
+            env[ITERS_ENV] = repr(plan["iters_per_us"])
+        log.write("$ " + shlex.join(cmd) + "\n")
+        log.flush()
+        try:
+            rc, timed_out = run_with_timeout(cmd, log, env, self.root, plan.get("timeout"))
+        except OSError as e:
+            return None, f"cannot run {point['binary']}: {e.strerror}"
+        if timed_out:
+            return None, f"timed out after {plan.get('timeout')} s"
+        if rc == 0:
+            return rc, ""
+        if signal_death(rc):   # its output's last line is no reason
+            return rc, signal_death(rc)
+        with open(log.name, encoding="utf-8", errors="replace") as f:
+            return rc, f"exit status {rc}: {last_line(f.read())}"
 
 
 def bench_command(root, plan, point, out_path):
@@ -54,43 +89,24 @@ def point_done(run_dir, point):
         return False
 
 
-def run_point(root, run_dir, plan, point):
-    """Run one point.  The bench writes a temporary file that is checked and then renamed
-    into raw/; its console output goes to logs/.  Returns the point's status record."""
+def run_point(backend, run_dir, plan, point):
+    """Run one point with the backend (BenchBackend, simulate.SimBackend).  Its JSON goes
+    to a temporary file that is checked and then renamed into raw/ (finish_point); its
+    console output to logs/.  Returns the point's status record."""
     raw = os.path.join(run_dir, point["raw"])
     log = os.path.join(run_dir, point["log"])
     for d in (os.path.dirname(raw), os.path.dirname(log)):
         os.makedirs(d, exist_ok=True)
     tmp = os.path.join(os.path.dirname(raw), f".{os.path.basename(raw)}.{os.getpid()}.tmp")
     log_tmp = os.path.join(os.path.dirname(log), f".{os.path.basename(log)}.{os.getpid()}.tmp")
-    cmd = bench_command(root, plan, point, tmp)
-    env = dict(os.environ)
-    if plan.get("full"):
-        env[FULL_ENV] = "1"
-    if plan.get("iters_per_us"):
-        env[ITERS_ENV] = repr(plan["iters_per_us"])
     status = dict(ok=False, rc=None, errors=0, message="")
     started = time.monotonic()
     try:
         with open(log_tmp, "w", encoding="utf-8") as logf:
-            logf.write("$ " + shlex.join(cmd) + "\n")
-            logf.flush()
-            try:
-                status["rc"], timed_out = run_with_timeout(cmd, logf, env, root,
-                                                           plan.get("timeout"))
-                if timed_out:
-                    status["rc"] = None
-                    status["message"] = f"timed out after {plan.get('timeout')} s"
-            except OSError as e:
-                status["message"] = f"cannot run {point['binary']}: {e.strerror}"
+            status["rc"], status["message"] = backend.run(plan, point, tmp, logf)
         os.replace(log_tmp, log)
         if status["rc"] == 0:
             finish_point(tmp, raw, status)
-        elif signal_death(status["rc"]):   # its output's last line is no reason
-            status["message"] = signal_death(status["rc"])
-        elif status["rc"] is not None:
-            with open(log, encoding="utf-8", errors="replace") as f:
-                status["message"] = f"exit status {status['rc']}: {last_line(f.read())}"
     finally:
         for path in (tmp, log_tmp):
             with contextlib.suppress(FileNotFoundError):
@@ -175,9 +191,11 @@ def remove_stale_temporaries(run_dir):
                         os.unlink(os.path.join(dirpath, name))
 
 
-def execute_plan(root, run_dir, plan, quiet=False):
-    """Run every point of the plan that has no valid raw file yet, in the plan's
-    (shuffled) order, recording each in status.json.  Returns the status dict."""
+def execute_plan(backend, run_dir, plan, quiet=False, jobs=1):
+    """Run every point of the plan that has no valid raw file yet with the backend, in
+    the plan's order, recording each in status.json.  jobs > 1 runs that many points at
+    once (a simulated sweep's: simulated time does not depend on the host's load); a real
+    sweep runs one at a time.  Returns the status dict."""
     remove_stale_temporaries(run_dir)
     status_path = os.path.join(run_dir, "status.json")
     status = read_status(run_dir)
@@ -195,12 +213,20 @@ def execute_plan(root, run_dir, plan, quiet=False):
     durations = [s["seconds"] for s in status.values()
                  if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
     progress = Progress(len(points), len(points) - len(todo), durations, quiet)
-    try:
-        for point in todo:
+    bookkeeping = threading.Lock()
+
+    def run(point):
+        with bookkeeping:
             progress.start(point)
-            status[point["id"]] = run_point(root, run_dir, plan, point)
+        record = run_point(backend, run_dir, plan, point)
+        with bookkeeping:
+            status[point["id"]] = record
             atomic_write_json(status_path, status)
-            progress.finish(point, status[point["id"]])
+            progress.finish(point, record)
+
+    try:
+        for _ in map_jobs(run, todo, jobs):
+            pass
     finally:
         progress.close()
     return status
@@ -232,10 +258,19 @@ def out_taken(out):
     return UsageError(f"{out} exists and is not empty (use --resume {out} to continue it)")
 
 
-def new_run_dir(out, root, files):
+def check_new_out(out):
+    """UsageError when --out cannot be a new run's directory (before anything is built)."""
+    if out:
+        check_out_path(out, "--out", directory=True)
+    if out and os.path.isdir(out) and set(os.listdir(out)) - {LOCK_NAME}:
+        raise out_taken(out)
+
+
+def new_run_dir(out, root, files, prefix=""):
     """Create and lock the directory of a new run (rundir.create_run_dir): --out, or
-    results/<date-time> (-2, -3, ... when that is taken).  files(run_id) gives its first
-    files ({name: JSON document}).  Returns (its absolute path, its RunLock)."""
+    results/<prefix><date-time> (-2, -3, ... when that is taken).  files(run_id) gives
+    its first files ({name: JSON document or text}).  Returns (its absolute path, its
+    RunLock)."""
     if out:
         try:
             return create_run_dir(out, files(os.path.basename(os.path.abspath(out))))
@@ -243,7 +278,7 @@ def new_run_dir(out, root, files):
             raise out_taken(out) from None
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for n in itertools.count(1):
-        path = os.path.join(runs_base(root), stamp if n == 1 else f"{stamp}-{n}")
+        path = os.path.join(runs_base(root), prefix + (stamp if n == 1 else f"{stamp}-{n}"))
         if not os.path.exists(path):
             with contextlib.suppress(FileExistsError):   # another sweep took it first
                 return create_run_dir(path, files(os.path.basename(path)))
@@ -276,10 +311,7 @@ def start_run(args, build):
     variants = parse_name_list(args.variants, "--variants") if args.variants else None
     workloads = parse_name_list(args.workloads, "--workloads") if args.workloads else None
     workers = parse_workers(args.workers) if args.workers else default_workers(usable_cpus())
-    if args.out:
-        check_out_path(args.out, "--out", directory=True)
-    if args.out and os.path.isdir(args.out) and set(os.listdir(args.out)) - {LOCK_NAME}:
-        raise out_taken(args.out)
+    check_new_out(args.out)
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
                          args.all_sets)
@@ -315,25 +347,40 @@ SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_tim
 def resume_run(args, build):
     """The run directory and stored plan of a sweep to continue, and the RunLock held on
     it: (run_dir, plan, lock)."""
-    run_dir = resolve_run(args.resume, build.root)
+    warn_ignored(args, SELECTION_OPTIONS)
+    return reopen_run(args.resume, build.root)
+
+
+def warn_ignored(args, options):
+    """The warning for the selection options given with --resume."""
+    given = [o for o in options if getattr(args, o) not in (None, False)]
+    if given:
+        warn("ignored with --resume (the sweep keeps its plan): "
+             + ", ".join("--" + o.replace("_", "-") for o in given))
+
+
+def reopen_run(spec, root, simulated=False):
+    """The run directory of a sweep to continue (a run id, 'latest' or a path), its
+    stored plan, and the RunLock held on it: (run_dir, plan, lock).  A measured run is
+    resumed by `./run.py run --resume`, a simulated one (simulated) by `./run.py simulate
+    --resume`; meta.json notes the resumption."""
+    run_dir = resolve_run(spec, root)
     plan = read_json(os.path.join(run_dir, "plan.json"))
     problem = "missing or not JSON" if plan is None else plan_problem(plan)
     if problem:
         raise UsageError(f"{run_dir} cannot be resumed: its plan.json is unusable ({problem})")
-    if plan.get("simulated") is True:
-        raise UsageError(f"{run_dir} cannot be resumed: it is a simulated run "
-                         "(run ./run.py simulate again: it is deterministic and takes minutes)")
+    if (plan.get("simulated") is True) != simulated:
+        kind, command = ("a simulated", "simulate") if not simulated else ("a measured", "run")
+        raise UsageError(f"{run_dir} cannot be resumed: it is {kind} run "
+                         f"(./run.py {command} --resume {spec})")
     lock = RunLock(run_dir)
     try:
-        given = [o for o in SELECTION_OPTIONS if getattr(args, o) not in (None, False)]
-        if given:
-            warn("ignored with --resume (the sweep keeps its plan): "
-                 + ", ".join("--" + o.replace("_", "-") for o in given))
         meta = read_meta(run_dir)
         if not isinstance(meta.get("resumed"), list):
             meta["resumed"] = []
         meta["resumed"].append(dict(at=now_iso(), command=command_line()))
-        atomic_write_json(os.path.join(run_dir, "meta.json"), meta)
+        # a simulated run's meta.json keeps its own order (simulate.py)
+        atomic_write_json(os.path.join(run_dir, "meta.json"), meta, sort_keys=not simulated)
     except BaseException:
         lock.release()
         raise

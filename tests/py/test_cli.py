@@ -196,7 +196,22 @@ def test_a_simulated_run_is_not_resumed_as_a_real_sweep(small_run):
     plan.update(simulated=True, model="epyc16", min_time=None)
     write(os.path.join(run_dir, "plan.json"), json.dumps(plan))
     one_line_error(cli("run", "--root", root, "--resume", run_dir, "--no-plot"),
-                   "cannot be resumed: it is a simulated run")
+                   f"cannot be resumed: it is a simulated run (./run.py simulate --resume {run_dir})")
+
+
+def test_a_measured_run_is_not_resumed_as_a_simulated_sweep(small_run):
+    _, run_dir = small_run
+    one_line_error(cli("simulate", "--resume", run_dir),
+                   f"cannot be resumed: it is a measured run (./run.py run --resume {run_dir})")
+
+
+def test_a_simulated_sweep_wants_a_model_and_a_new_directory(tmp_path):
+    one_line_error(cli("simulate", "--workers", "2"), "--machine is required (or --resume RUN)")
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "old.txt").write_text("a file")
+    one_line_error(cli("simulate", "--machine", "epyc16", "--out", out),
+                   f"{out} exists and is not empty (use --resume {out} to continue it)")
 
 
 def test_latest_with_a_meta_json_of_the_wrong_shape(small_run):

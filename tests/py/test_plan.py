@@ -1,6 +1,10 @@
 """Planning a sweep: the quick sweep's share of the argument sets, the filter, other
-benchmark families, all from the (fake) bench binaries' own listings."""
+benchmark families, all from the (fake) bench binaries' own listings; a simulated
+sweep's points by the same rules."""
+import pytest
+
 from harness.driver import build, plan
+from harness.driver.config import UsageError
 
 
 def test_quick_selection():
@@ -74,3 +78,61 @@ def test_a_variant_that_fails_to_build_stops_the_run_and_a_reference_is_skipped(
     monkeypatch.setattr(tree, "make", lambda targets, **kw: False)
     with pytest.raises(UsageError, match="may predate the tree"):
         plan.select_targets(tree, ["chaselev"], no_build=False)
+
+
+SIM_LISTING = {
+    "fib": [("fib/n:25/real_time", "25"), ("fib/n:30/real_time", "30")],
+    "imbalance": [("imbalance/imbalance:0/grain_us:10/real_time", "0,10"),
+                  ("imbalance/imbalance:2/grain_us:10/real_time", "2,10")],
+    "uts": [("uts/tree:1/real_time", "1")]}
+
+
+def test_a_simulated_plan_takes_the_sets_by_the_sweeps_rules():
+    """simulate.py's points come from plan.py: one per variant x workers x workload, in
+    that order; each workload's first set, every set of the claim's workloads, or all
+    sets, a filter's, a real run's (like); each point names its simbench and the --args
+    of its sets."""
+    targets = [plan.Target("chaselev", False, "/sim/chaselev/simbench"),
+               plan.Target("static", False, "/sim/static/simbench")]
+    points = plan.simulated_points(targets, SIM_LISTING, None, [1, 4], "epyc16")
+    assert [p["id"] for p in points] == [
+        f"{v}/workers-{w}/{wl}" for v in ("chaselev", "static") for w in (1, 4)
+        for wl in ("fib", "imbalance", "uts")]
+    # the fields in plan.json's order (a simulated plan is written unsorted)
+    assert points[1] == {
+        "id": "chaselev/workers-1/imbalance", "variant": "chaselev", "reference": False,
+        "workers": 1, "workload": "imbalance", "binary": "/sim/chaselev/simbench",
+        "benchmarks": ["imbalance/imbalance:0/grain_us:10/real_time",
+                       "imbalance/imbalance:2/grain_us:10/real_time"],
+        "args": ["0,10", "2,10"], "filter": None, "simulated": True, "model": "epyc16",
+        "raw": "raw/chaselev/workers-1/imbalance.json",
+        "log": "logs/chaselev/workers-1/imbalance.log"}
+    assert list(points[1]) == ["id", "variant", "reference", "workers", "workload", "binary",
+                               "benchmarks", "args", "filter", "simulated", "model", "raw",
+                               "log"]
+
+    def sets(**kw):
+        return {p["workload"]: p["args"]
+                for p in plan.simulated_points(targets[:1], SIM_LISTING, kw.pop("workloads", None),
+                                               [2], "m", **kw)}
+
+    assert sets() == {"fib": ["25"], "imbalance": ["0,10", "2,10"], "uts": ["1"]}
+    assert sets(all_sets=True)["fib"] == ["25", "30"]
+    assert sets(name_filter="n:30|tree") == {"fib": ["30"], "uts": ["1"]}
+    assert sets(like={"fib/n:30/real_time", "imbalance/imbalance:2/grain_us:10/real_time"},
+                workloads=["imbalance", "fib"]) == {"fib": ["30"], "imbalance": ["2,10"]}
+    with pytest.raises(UsageError, match="unknown workload 'dag'"):
+        sets(workloads=["fib", "dag"])
+    with pytest.raises(UsageError, match="--filter: bad regular expression"):
+        sets(name_filter="(")
+
+
+def test_a_simulated_listing_is_read_from_simbench(tmp_path):
+    fake = tmp_path / "simbench"
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --list ] || exit 2\n"
+                    "printf 'fib 0 fib/n:25/real_time 25\\nfib 1 fib/n:30/real_time 30\\n"
+                    "uts 0 uts/tree:1/real_time 1\\n'\n")
+    fake.chmod(0o755)
+    assert plan.simulated_listing(str(fake)) == {
+        "fib": [("fib/n:25/real_time", "25"), ("fib/n:30/real_time", "30")],
+        "uts": [("uts/tree:1/real_time", "1")]}

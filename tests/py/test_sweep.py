@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -213,6 +214,88 @@ def test_progress_on_a_terminal_and_off():
     progress.finish(points[2], ok)
     progress.close()
     assert plain.getvalue() == "[1/1] chaselev workers=3 fib: ok (2.0 s)\n"
+
+
+class FakeBackend:
+    """A sweep backend (sweep.BenchBackend's contract) that runs nothing: each point
+    writes one benchmark's JSON to the temporary file it is given, or fails (`fail`: the
+    point ids, exit status 3); the `stop_at`-th call is stopped by a Ctrl-C; `seconds` a
+    point takes; it counts the points that ran at once."""
+
+    def __init__(self, fail=(), stop_at=None, seconds=0.0):
+        self.calls, self.fail, self.stop_at, self.seconds = [], set(fail), stop_at, seconds
+        self.running = self.most = 0
+        self.lock = threading.Lock()
+
+    def run(self, plan, point, out_path, log):
+        with self.lock:
+            self.calls.append(point["id"])
+            if len(self.calls) == self.stop_at:
+                raise KeyboardInterrupt
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(self.seconds)
+        with self.lock:
+            self.running -= 1
+        log.write(f"fake {point['id']}\n")
+        if point["id"] in self.fail:
+            return 3, "exit status 3: pretend"
+        name = point["benchmarks"][0]
+        with open(out_path, "w") as f:
+            json.dump({"context": {"variant": point["variant"]}, "benchmarks": [
+                {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
+                 "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": 1.0,
+                 "cpu_time": 1.0, "time_unit": "ms"}]}, f)
+        return 0, ""
+
+
+def fake_plan(variants=("a", "b", "c"), workers=(1, 2)):
+    points = [plan.make_point(plan.Target(v, False, "x"), "x", w, "fib", ["fib/n:20/real_time"])
+              for v in variants for w in workers]
+    return {"repetitions": 1, "points": points}
+
+
+def test_execute_plan_runs_a_backend_and_resumes_it(tmp_path, capsys):
+    """The bookkeeping of a sweep is the backend's to share: a raw file per point by a
+    checked rename, its log, status.json; a stop keeps every finished point and no
+    temporary file; a second call runs only what is left, a third the failed point."""
+    run_dir, fake = str(tmp_path), fake_plan()
+    ids = [p["id"] for p in fake["points"]]
+    backend = FakeBackend(stop_at=4)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute_plan(backend, run_dir, fake, quiet=True)
+    assert backend.calls == ids[:4]
+    done = sorted(glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True))
+    assert done == sorted(os.path.join(run_dir, p["raw"]) for p in fake["points"][:3])
+    assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
+    assert sorted(rundata.read_status(run_dir)) == sorted(ids[:3])
+
+    backend = FakeBackend(fail=[ids[4]])
+    status = sweep.execute_plan(backend, run_dir, fake, quiet=True)
+    assert backend.calls == ids[3:]
+    assert "3 of 6 points already done" in capsys.readouterr().err
+    assert status == rundata.read_status(run_dir)
+    assert [i for i in ids if not status[i]["ok"]] == [ids[4]]
+    assert status[ids[4]]["rc"] == 3 and status[ids[4]]["message"] == "exit status 3: pretend"
+    assert status[ids[5]]["rc"] == 0 and status[ids[5]]["errors"] == 0
+    assert not os.path.exists(os.path.join(run_dir, fake["points"][4]["raw"]))
+    assert open(os.path.join(run_dir, fake["points"][4]["log"])).read() == f"fake {ids[4]}\n"
+
+    backend = FakeBackend()
+    status = sweep.execute_plan(backend, run_dir, fake, quiet=True)
+    assert backend.calls == [ids[4]] and all(s["ok"] for s in status.values())
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_execute_plan_runs_jobs_points_at_once(tmp_path, jobs):
+    """jobs > 1 (a simulated sweep's --jobs) runs that many points at a time, one at a
+    time otherwise (a real sweep's); the records are the same."""
+    backend = FakeBackend(seconds=0.2)
+    fake = fake_plan()
+    status = sweep.execute_plan(backend, str(tmp_path), fake, quiet=True, jobs=jobs)
+    assert sorted(backend.calls) == sorted(p["id"] for p in fake["points"])
+    assert all(s["ok"] for s in status.values()) and len(status) == 6
+    assert backend.most == 1 if jobs == 1 else 1 < backend.most <= jobs
 
 
 def start_hanging_sweep(root, log, *extra, env=None):

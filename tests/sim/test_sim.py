@@ -290,6 +290,38 @@ def test_simulate_writes_a_run_marked_simulated(tmp_path):
     assert "SIMULATED" in (out / "SIMULATED.md").read_text()
 
 
+def test_a_stopped_simulated_sweep_is_finished_by_resume(tmp_path):
+    """The simulated sweep is the driver's (sweep.execute_plan): stopped after its first
+    point (the others' raw files and records gone), `simulate --resume` runs the rest
+    only, and the run is the one an uninterrupted sweep writes."""
+    out = tmp_path / "run"
+    p = cli("simulate", "--machine", os.path.join(MODELS, "test8.json"), "--workers", "1,2",
+            "--variants", "chaselev,threadpool", "--workloads", "fib", "--reps", "1",
+            "--jobs", "2", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    plan = json.load(open(out / "plan.json"))
+    raws = [out / pt["raw"] for pt in plan["points"]]
+    whole = [r.read_bytes() for r in raws]
+    kept = os.stat(raws[0])
+    status = json.load(open(out / "status.json"))
+    (out / "status.json").write_text(json.dumps({plan["points"][0]["id"]:
+                                                 status[plan["points"][0]["id"]]}))
+    for r in raws[1:]:
+        r.unlink()
+    p = cli("simulate", "--resume", str(out), "--jobs", "2", "--reps", "5")
+    assert p.returncode == 0, p.stderr
+    assert "1 of 4 points already done" in p.stderr
+    assert "ignored with --resume (the sweep keeps its plan): --reps" in p.stderr
+    assert os.stat(raws[0]).st_mtime_ns == kept.st_mtime_ns
+    assert [r.read_bytes() for r in raws] == whole
+    status = json.load(open(out / "status.json"))
+    assert sorted(status) == sorted(pt["id"] for pt in plan["points"])
+    assert all(s["ok"] for s in status.values())
+    meta = json.load(open(out / "meta.json"))
+    assert len(meta["resumed"]) == 1 and meta["finished"]
+    assert list(meta)[-1] == "bench_context"
+
+
 def test_kendall_tau():
     assert validate.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
     assert validate.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
