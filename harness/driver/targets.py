@@ -44,6 +44,7 @@ from .files import atomic_write_json, atomic_write_text  # noqa: E402
 from .gbjson import BadResultFile, load_gb_file  # noqa: E402
 from .fmt import now_iso  # noqa: E402
 from .machine import git_info  # noqa: E402
+from .plan import simulated_listing  # noqa: E402
 
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
 
@@ -182,8 +183,8 @@ def sim_bench(variant, machine, workers, name):
     """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
     workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
     wl = name.split("/")[0]
-    sets = simulate.list_sets(simulate.binary(variant)).get(wl, [])
-    args = next((a for _, b, a in sets if b == name), None)
+    sets = simulated_listing(simulate.binary(variant)).get(wl, [])
+    args = next((a for b, a in sets if b == name), None)
     if args is None:
         raise RuntimeError(f"simbench {variant}: no argument set {name}")
     with tempfile.TemporaryDirectory() as tmp:
