@@ -51,7 +51,7 @@ import sys
 
 from . import calibrate, simmodel, targetfile, validate
 from .build import Build
-from .machine import code_changes, git_info
+from .machine import git_info
 from .targets import KNOWN, check_only, write_into_run
 from .targets import measure as measure_target_record
 from .companion import check_models, missing_models, record_models, simulate_companion
@@ -86,11 +86,12 @@ def cmd_run(args):
         return sweep_locked(args, build, run_dir, plan, models)
 
 
-def stopped(interrupt, during, run_dir, build):
-    """Say where an interrupted run stopped and how to go on; its exit status."""
+def stopped(interrupt, during, run_dir, root, command="run"):
+    """Say where an interrupted run stopped and how to go on (`command --resume`); its
+    exit status."""
     stop = Interrupted.of(interrupt)
-    print(f"\n{PROG}: {stop.describe()}{during}; continue with: {sys.argv[0]} run --resume "
-          f"{run_spec(run_dir, build.root)}", file=sys.stderr)
+    print(f"\n{PROG}: {stop.describe()}{during}; continue with: {sys.argv[0]} {command} "
+          f"--resume {run_spec(run_dir, root)}", file=sys.stderr)
     return stop.exit_status
 
 
@@ -109,7 +110,7 @@ def sweep_locked(args, build, run_dir, plan, models):
     try:
         status = execute_plan(BenchBackend(build.root), run_dir, plan, args.quiet)
     except KeyboardInterrupt as e:
-        return stopped(e, "", run_dir, build)
+        return stopped(e, "", run_dir, build.root)
     sim_ok = targets_ok = True
     claims = {p["workload"] for p in plan["points"]} & set(COMPANION_WORKLOADS)
     if models and claims:
@@ -126,7 +127,7 @@ def sweep_locked(args, build, run_dir, plan, models):
                                              args.quiet)
         except KeyboardInterrupt as e:
             return stopped(e, " during the simulated companions; the measured run is complete",
-                           run_dir, build)
+                           run_dir, build.root)
     elif models:
         warn(f"--sim {','.join(models)}: the sweep has no {' or '.join(COMPANION_WORKLOADS)} "
              "scenario; nothing simulated")
@@ -138,7 +139,7 @@ def sweep_locked(args, build, run_dir, plan, models):
             targets_ok = False
         except KeyboardInterrupt as e:
             return stopped(e, " during the targets; the measured run is complete", run_dir,
-                           build)
+                           build.root)
     data = finalize_run(run_dir)
     failed = [p["id"] for p in plan["points"] if not status.get(p["id"], {}).get("ok")]
     logs = {p["id"]: p["log"] for p in plan["points"]}
@@ -299,13 +300,11 @@ def measure_targets(run_dir, build, only, rounds, no_build):
     if not run_rev:
         raise UsageError(f"{os.path.basename(run_dir)} was not measured in a git checkout: "
                          "targets are tied to the run's code by its revision")
-    changed = code_changes(run_rev, root=build.root)
-    dirty = git_info(build.root).get("code_dirty")
-    if changed or changed is None or dirty:
-        raise UsageError(f"{os.path.basename(run_dir)} was measured at revision "
-                         f"{str(run_rev)[:7]}; the tree's measured code differs from it ("
-                         + ", ".join((changed or []) + (dirty or []) or ["unknown"])[:200]
-                         + "): targets measure the tree's binaries, beside a run of the same code")
+    # the record's own rule (targetfile.stale), applied to the tree before measuring
+    why = targetfile.stale(dict(git=git_info(build.root)), meta.get("git"))
+    if why:
+        raise UsageError(f"{os.path.basename(run_dir)} is not of the tree's code ({why}): "
+                         "targets measure the tree's binaries, beside a run of the same code")
     if not no_build:
         build.make(["all", "refs"] + (["sim"] if "flush-sim" in only else []))
     print(f"{PROG}: targets: {', '.join(only)}, {rounds} alternating round(s) each -> "
@@ -369,10 +368,7 @@ def cmd_simulate(args):
             failed = finish_sim(run_dir, plan, model, args.jobs,
                                 None if args.bands == "none" else args.bands)
         except KeyboardInterrupt as e:
-            stop = Interrupted.of(e)
-            print(f"\n{PROG}: {stop.describe()}; continue with: {sys.argv[0]} simulate "
-                  f"--resume {run_spec(run_dir, ROOT)}", file=sys.stderr)
-            return stop.exit_status
+            return stopped(e, "", run_dir, ROOT, "simulate")
     write_simulated_plots(run_dir)
     print("simulate: wrote %s (SIMULATED.md)%s"
           % (run_dir, "; FAILED: " + ", ".join(failed) if failed else ""))

@@ -32,8 +32,8 @@ from .rundir import LOCK_NAME
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md", "differences.csv",
-              "targets.json", "SIMULATED.md", "machine.json", "model.flat",  # these: simulated runs
-              "bands.json")
+              "targets.json",
+              "SIMULATED.md", "machine.json", "model.flat", "bands.json")  # these: simulated runs
 # Files that hold text and are scanned and scrubbed of absolute paths.
 TEXT_SUFFIXES = (".json", ".md", ".csv", ".txt", ".gp", ".dat", ".log", ".svg")
 EMBED = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
