@@ -35,6 +35,7 @@
 #include "butex.h"
 #include "core.h"
 #include "fiber.h"
+#include "remote_queue.h"
 #include "timeutil.h"
 #include "topology.h"
 
@@ -85,18 +86,24 @@ static __attribute__((noinline)) worker_t *this_worker(void)
 #define FREE_BATCH (WORKER_FREE_MAX / 2) /* slots a full worker cache hands back at once */
 #define FREE_CACHE_REFILL 32u /* single slots a cache takes from the shared list per lock */
 
-/* The link of a free list or queue: relaxed, because every list below is ordered by
- * pool.lock or owned by one thread (the remote queues in section 2 say their orders). */
-static inline task_t *link_get(task_t *t) { return atomic_load_explicit(&t->next, memory_order_relaxed); }
-static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->next, n, memory_order_relaxed); }
+/* Free slots wait under pool.lock in three forms: single slots (pool.free, where a new
+ * chunk goes), and whole batches of FREE_BATCH that full worker caches handed back, as
+ * arrays of slot pointers (pool.arrays) or, when no array could be allocated, as chains
+ * through ->next (pool.batches, chained through their first slot's `arg`, which
+ * start_task overwrites).  A cache refills with one batch in O(1).
+ *
+ * Why arrays: the slots of a batch were last written by the worker that ended their
+ * tasks, and a foreign submitter takes them one per start.  Down a chain, each slot's
+ * line must arrive before the next slot is known: one cross-core miss per start, in
+ * series, most of the submitter's time per task.  From an array it prefetches the
+ * slots SLOT_PREFETCH_AHEAD starts ahead, so the misses overlap. */
+#define SLOT_PREFETCH_AHEAD 8u
+typedef struct slot_array {
+    struct slot_array *next; /* on pool.arrays or pool.spare */
+    struct slot_array *all;  /* every array made (pool.all), freed at shutdown */
+    task_t *slot[FREE_BATCH];
+} slot_array_t;
 
-/* Free slots wait under pool.lock in two forms: single slots (pool.free, where a new
- * chunk goes) and whole batches of FREE_BATCH that full worker caches handed back
- * (pool.batches: each batch a chain through ->next, the batches chained through their
- * first slot's `arg`, which start_task overwrites).  A cache refills with one batch in
- * O(1).  Walking slots under the lock instead would take one cache miss per slot, on
- * lines the worker that freed them owns: that walk was most of a foreign submitter's
- * time per task. */
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
@@ -113,8 +120,11 @@ static inline uint32_t version_after(uint32_t v) { return v + 1 ? v + 1 : 1; }
 /* The lock and what it guards share a line of their own (no other global's writes). */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
-    task_t *free;    /* under lock */
-    task_t *batches; /* under lock */
+    task_t *free;         /* under lock */
+    task_t *batches;      /* under lock */
+    slot_array_t *arrays; /* under lock: full arrays */
+    slot_array_t *spare;  /* under lock: empty arrays */
+    slot_array_t *all;    /* under lock */
 } pool = {.lock = SPINLOCK_INIT};
 
 static bool pool_grow(void) /* under pool.lock */
@@ -141,19 +151,39 @@ static bool pool_grow(void) /* under pool.lock */
     return true;
 }
 
-/* Workers keep a private list of free slots (no lock); other threads use the shared one. */
+/* Every thread that starts tasks keeps free slots of its own (no lock): a list, which a
+ * worker's ended tasks join, and the rest of an array taken from the pool.  A worker
+ * also keeps an empty array (`spare`) to hand its next batch back in. */
 struct free_cache {
-    task_t *head;
-    unsigned n;
+    task_t *head;       /* the list */
+    unsigned n;         /* slots on the list */
+    slot_array_t *arr;  /* slots arr->slot[next ..] are ours; NULL: none */
+    unsigned next;
+    slot_array_t *spare;
 };
 
-/* Refill an empty cache: one whole batch, else up to FREE_CACHE_REFILL single slots.
- * False when the pool cannot grow. */
+static inline bool cache_empty(const struct free_cache *fc)
+{
+    return !fc->head && !(fc->arr && fc->next < FREE_BATCH);
+}
+
+/* Refill an empty cache: one whole batch (an array, else a chain), else up to
+ * FREE_CACHE_REFILL single slots.  An array used up goes back as a spare.  False when
+ * the pool cannot grow. */
 static bool cache_refill(struct free_cache *fc)
 {
     spin_lock(&pool.lock);
+    if (fc->arr) {
+        fc->arr->next = pool.spare;
+        pool.spare = fc->arr;
+        fc->arr = NULL;
+    }
     task_t *b = pool.batches;
-    if (b) {
+    if (pool.arrays) {
+        fc->arr = pool.arrays;
+        pool.arrays = fc->arr->next;
+        fc->next = 0;
+    } else if (b) {
         pool.batches = b->arg;
         fc->head = b;
         fc->n = FREE_BATCH;
@@ -167,21 +197,28 @@ static bool cache_refill(struct free_cache *fc)
         }
     }
     spin_unlock(&pool.lock);
-    return fc->head != NULL;
+    if (fc->arr) /* the first slots' misses overlap from the start */
+        for (unsigned k = 0; k < SLOT_PREFETCH_AHEAD; k++)
+            __builtin_prefetch(fc->arr->slot[k], 1);
+    return !cache_empty(fc);
 }
 
 static task_t *task_alloc(struct free_cache *fc)
 {
-    if (!fc->head && !cache_refill(fc))
+    if (cache_empty(fc) && !cache_refill(fc))
         return NULL;
     task_t *t = fc->head;
-    fc->head = link_get(t);
-    fc->n--;
-    /* The next slot's lines are usually in the cache of the worker that ended its last
-     * task: fetch them now, so the miss overlaps this task's start instead of stalling
-     * the next one (a foreign submitter's main cost per task). */
-    if (fc->head)
-        __builtin_prefetch(fc->head, 1);
+    if (t) {
+        fc->head = link_get(t);
+        fc->n--;
+        /* A worker's own list: lines it wrote, usually; else fetch the next one now */
+        if (fc->head)
+            __builtin_prefetch(fc->head, 1);
+    } else {
+        t = fc->arr->slot[fc->next++];
+        if (fc->next + SLOT_PREFETCH_AHEAD - 1 < FREE_BATCH)
+            __builtin_prefetch(fc->arr->slot[fc->next + SLOT_PREFETCH_AHEAD - 1], 1);
+    }
     /* The next version from the line we write anyway, not from join_bx's: a free slot's
      * join_bx.value already is it (task_end, pool_grow), and leaving that line alone
      * keeps it in the cache of the worker that will end this task (an ended task's
@@ -201,15 +238,37 @@ static void task_free(struct free_cache *fc, task_t *t)
         return;
     /* too many: hand FREE_BATCH back to the shared pool as one batch (the walk touches
      * only lines this worker just wrote) */
+    slot_array_t *a = fc->spare, *made = NULL;
+    if (!a)
+        a = made = malloc(sizeof *a);
     task_t *first = fc->head, *last = first;
-    for (unsigned k = 1; k < FREE_BATCH; k++)
-        last = link_get(last);
-    fc->head = link_get(last);
+    if (a) {
+        for (unsigned k = 0; k < FREE_BATCH; k++) {
+            a->slot[k] = fc->head;
+            fc->head = link_get(fc->head);
+        }
+    } else { /* no memory for an array: a chain */
+        for (unsigned k = 1; k < FREE_BATCH; k++)
+            last = link_get(last);
+        fc->head = link_get(last);
+        link_set(last, NULL);
+    }
     fc->n -= FREE_BATCH;
-    link_set(last, NULL);
     spin_lock(&pool.lock);
-    first->arg = pool.batches;
-    pool.batches = first;
+    if (made) {
+        made->all = pool.all;
+        pool.all = made;
+    }
+    if (a) {
+        a->next = pool.arrays;
+        pool.arrays = a;
+        fc->spare = pool.spare;
+        if (fc->spare)
+            pool.spare = fc->spare->next;
+    } else {
+        first->arg = pool.batches;
+        pool.batches = first;
+    }
     spin_unlock(&pool.lock);
 }
 
@@ -224,8 +283,7 @@ static struct free_cache *foreign_free_cache(void)
      * acquire in core_ensure_started, which every caller passed */
     unsigned gen = atomic_load_explicit(&pool_generation, memory_order_relaxed);
     if (foreign_generation != gen) {
-        foreign_cache.head = NULL;
-        foreign_cache.n = 0;
+        foreign_cache = (struct free_cache){0}; /* its array, if any, was freed too */
         foreign_generation = gen;
     }
     return &foreign_cache;
@@ -257,15 +315,19 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
     if (t) {
         /* acquire: pairs with the release in task_end; alive iff the versions match */
         uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
-        /* relaxed: monotonic per slot; an id's holder got it after task_alloc stored it */
-        uint32_t latest = atomic_load_explicit(&t->version, memory_order_relaxed);
-        if (now == version && latest == version) {
-            if (invalid)
-                *invalid = false;
-            return t;
+        if (now != version) {
+            never = (int32_t)(version - now) > 0; /* ahead of the slot, else ended */
+        } else {
+            /* relaxed: monotonic per slot; an id's holder got it after task_alloc stored
+             * it.  Read only here: an ended id (a join after the end) costs one line */
+            uint32_t latest = atomic_load_explicit(&t->version, memory_order_relaxed);
+            if (latest == version) {
+                if (invalid)
+                    *invalid = false;
+                return t;
+            }
+            never = (int32_t)(latest - version) < 0; /* free, not yet issued */
         }
-        never = now == version ? (int32_t)(latest - version) < 0 /* free, not yet issued */
-                               : (int32_t)(version - now) > 0;   /* ahead of the slot */
     }
     if (invalid)
         *invalid = never;
@@ -325,148 +387,20 @@ static void pool_free_all(void)
     atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     pool.free = NULL;
     pool.batches = NULL;
+    for (slot_array_t *a = pool.all, *next; a; a = next) {
+        next = a->all;
+        free(a);
+    }
+    pool.arrays = pool.spare = pool.all = NULL;
 }
 
 /* ======================================================================================
  * 2. Remote queues: one per worker, for tasks from non-workers (placed round-robin over
- * the workers), yields, and tasks that did not fit a full run queue.  FIFO per producer.
- * Workers check their own remote queue after their run queue, and every 64th time before
- * it, so nothing waits forever behind a busy LIFO queue; thieves check other workers'
- * remote queues after their run queues.
- *
- * A remote queue is Vyukov's intrusive multi-producer queue (1024cores.net, "Intrusive
- * MPSC node-based queue"), linked through task->next, with a stub node:
- *
- *   producer (any thread)                 consumer (whoever holds `consumer`)
- *   t->next = NULL                        follow out->next from `out`; the last linked
- *   prev = exchange(in, t)                task is detached by pushing the stub behind it
- *   prev->next = t      <- published
- *
- * A push is one exchange and one store, never a lock and never a wait: a submitter is
- * not held up by a consumer walking a batch, nor by one that was preempted (on two
- * cores with three threads, both happened per batch with the spin-locked list before).
- * The exchange is the publication: from then on `in` says "not empty", and a consumer
- * that finds the producer's link not yet written waits for it (a producer is never
- * blocked between its two steps, only perhaps preempted, so the wait yields the CPU).
- * So a consumer never reports a queue empty after it has seen a producer's exchange,
- * and the idle protocol (section 3) needs nothing new: a producer publishes (exchanges),
- * then wakes a worker as its variant says.
- *
- * The consumer side is single-threaded by a try-lock: the owner takes a batch of
- * REMOTE_BATCH, a thief a smaller one, and a thief that finds the lock held moves on.
- * That cannot strand a task: the holder is awake, and one that leaves tasks behind
- * wakes a sleeper for them (remote_take_batch), the way a producer does.
+ * the workers), yields, and tasks that did not fit a full run queue; remote_queue.h has
+ * the queue and why it never loses a task.  Workers check their own remote queue after
+ * their run queue, and every 64th time before it, so nothing waits forever behind a busy
+ * LIFO queue; thieves check other workers' remote queues after their run queues.
  * ==================================================================================== */
-typedef struct remote_queue {
-    alignas(CACHELINE) _Atomic(task_t *) in; /* producers' end: the last task pushed */
-    /* counters kept here (bthread.h's Q and WQ), on the line producers write */
-    _Atomic uint64_t remote_pushes, flushes, flushed_tasks;
-    alignas(CACHELINE) spinlock_t consumer;  /* held by the one thread taking tasks */
-    _Atomic(task_t *) out;                   /* consumer's end (read by others as a hint) */
-    task_t stub;                             /* stands in while no task is queued */
-} remote_queue_t;
-
-static void rq_remote_init(remote_queue_t *q)
-{
-    atomic_init(&q->stub.next, NULL);
-    atomic_init(&q->in, &q->stub);
-    atomic_init(&q->out, &q->stub);
-    atomic_init(&q->remote_pushes, 0);
-    atomic_init(&q->flushes, 0);
-    atomic_init(&q->flushed_tasks, 0);
-}
-
-static void rq_remote_link(remote_queue_t *q, task_t *t)
-{
-    link_set(t, NULL);
-    /* acq_rel: release orders our t->next = NULL (and, for a task, its fields) before
-     * the next producer's link into t->next; acquire orders the previous producer's
-     * prev->next = NULL before our link below, so our link is not overwritten */
-    task_t *prev = atomic_exchange_explicit(&q->in, t, memory_order_acq_rel);
-    /* release: the consumer's acquire load of prev->next sees t's fields */
-    atomic_store_explicit(&prev->next, t, memory_order_release);
-}
-
-/* Any thread.  The caller then wakes a worker as its variant says (or, for a
- * NOSIGNAL task, leaves that to bthread_flush). */
-static void rq_remote_push(remote_queue_t *q, task_t *t)
-{
-    rq_remote_link(q, t);
-    /* relaxed: a statistic; the line is already ours after the exchange */
-    atomic_fetch_add_explicit(&q->remote_pushes, 1, memory_order_relaxed);
-}
-
-/* Any thread: might the queue hold a task?  A hint (a relaxed snapshot): a false "no"
- * only for a task whose producer has not finished its push, or one a consumer just
- * left behind; both are covered by a wake-up (see above). */
-static inline bool rq_remote_maybe(remote_queue_t *q)
-{
-    return atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
-           atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
-}
-
-/* Consumer only: x's successor, which a producer that exchanged `in` behind x is
- * about to link (it may have been preempted between its two steps: yield to it). */
-static task_t *rq_remote_await_link(task_t *x)
-{
-    task_t *next;
-    /* acquire: pairs with the producer's release link, so the task's fields are seen */
-    for (unsigned r = 0; !(next = atomic_load_explicit(&x->next, memory_order_acquire)); r++)
-        backoff(r);
-    return next;
-}
-
-/* Consumer only (holds q->consumer): the oldest task, or NULL when the queue is empty
- * (no producer has exchanged `in` since the last task was taken). */
-static task_t *rq_remote_pop_locked(remote_queue_t *q)
-{
-    task_t *out = atomic_load_explicit(&q->out, memory_order_relaxed); /* ours */
-    /* acquire: pairs with the producer's release link, so the task's fields are seen */
-    task_t *next = atomic_load_explicit(&out->next, memory_order_acquire);
-    if (out == &q->stub) {
-        if (!next) {
-            /* relaxed: an exchange we miss here is followed by its producer's wake-up */
-            if (atomic_load_explicit(&q->in, memory_order_relaxed) == &q->stub)
-                return NULL;
-            next = rq_remote_await_link(out);
-        }
-        out = next;
-        next = atomic_load_explicit(&out->next, memory_order_acquire);
-    }
-    if (!next) {
-        /* out is the last task linked.  If it is also the last pushed, queue the stub
-         * behind it so that it can be detached; either way somebody links out->next. */
-        if (out == atomic_load_explicit(&q->in, memory_order_relaxed))
-            rq_remote_link(q, &q->stub);
-        next = rq_remote_await_link(out);
-    }
-    atomic_store_explicit(&q->out, next, memory_order_relaxed);
-    return out;
-}
-
-/* Any thread: take up to max tasks in FIFO order, chained through ->next (the first
- * returned); NULL when there are none or another consumer holds the queue.  *left is set
- * when tasks may remain behind the batch. */
-static task_t *rq_remote_take(remote_queue_t *q, unsigned max, unsigned *n, bool *left)
-{
-    *n = 0;
-    *left = false;
-    if (!rq_remote_maybe(q) || !spin_trylock(&q->consumer))
-        return NULL;
-    task_t *first = NULL, *last = NULL, *t;
-    while (*n < max && (t = rq_remote_pop_locked(q))) {
-        link_set(t, NULL);
-        if (last)
-            link_set(last, t);
-        else
-            first = t;
-        last = t;
-        ++*n;
-    }
-    *left = *n == max && rq_remote_maybe(q);
-    spin_unlock(&q->consumer);
-    return first;
-}
 
 /* ======================================================================================
  * 3. The workers.  policy.h binds the variant's hooks (through variant.h) and declares
@@ -1014,24 +948,26 @@ static void task_runner(intptr_t unused)
  * left behind the batch get a wake-up, as a producer's would (section 2). */
 #define REMOTE_BATCH 16      /* the owner's batch: one try-lock for up to 16 tasks */
 #define REMOTE_STEAL_BATCH 8 /* a thief's: it leaves the owner some */
+_Static_assert(REMOTE_STEAL_BATCH <= REMOTE_BATCH, "one array holds either batch");
 static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
 {
-    unsigned n;
+    task_t *batch[REMOTE_BATCH];
     bool left;
-    task_t *t = rq_remote_take(&from->remote, max, &n, &left);
-    if (!t)
+    unsigned n = rq_remote_take(&from->remote, max, batch, &left);
+    if (!n)
         return NULL;
-    for (task_t *x = link_get(t), *nx; x; x = nx) {
-        nx = link_get(x);
-        if (!RQ_PUSH(self, x))
-            spill(self, x);
-    }
-    link_set(t, NULL);
+    /* every task's first line at once: they were written on other cores, and the
+     * misses overlap here instead of stalling each task's start in turn */
+    for (unsigned i = 0; i < n; i++)
+        __builtin_prefetch(batch[i], 1); /* written when it runs (its stack) and ends */
+    for (unsigned i = 1; i < n; i++)
+        if (!RQ_PUSH(self, batch[i]))
+            spill(self, batch[i]);
     STAT_ADD(self, remote_pops, n);
     STAT_INC(self, remote_takes);
     if (STEALING && left)
         IDLE_BACKLOG(self);
-    return t;
+    return batch[0];
 }
 
 static inline task_t *remote_pop_own(worker_t *w) { return remote_take_batch(w, w, REMOTE_BATCH); }
@@ -1465,9 +1401,12 @@ static int worker_setup(int i)
     w->index = i;
     w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
     w->main_task.slot = UINT32_MAX;
-    rq_remote_init(&w->remote); /* its stub lives in w: the array never moves */
-    if (RQ_INIT(w) != 0)
+    if (rq_remote_init(&w->remote) != 0) /* its stub lives in w: the array never moves */
         return ENOMEM;
+    if (RQ_INIT(w) != 0) {
+        rq_remote_fini(&w->remote);
+        return ENOMEM;
+    }
     nsetup = i + 1;
     return 0;
 }
@@ -1492,8 +1431,10 @@ static int start_threads(int from, int to)
 static void free_workers(void) /* under ctl.lock, no worker thread left */
 {
     IDLE_TEARDOWN();
-    for (int i = 0; i < nsetup; i++)
+    for (int i = 0; i < nsetup; i++) {
         RQ_FINI(&ctl.workers[i]);
+        rq_remote_fini(&ctl.workers[i].remote);
+    }
     free(ctl.workers);
     ctl.workers = NULL;
     nsetup = 0;
@@ -1530,8 +1471,10 @@ static int start_locked(void)
     return 0;
 fail:
     atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
-    for (int i = 0; i < nsetup; i++)
+    for (int i = 0; i < nsetup; i++) {
         RQ_FINI(&ctl.workers[i]);
+        rq_remote_fini(&ctl.workers[i].remote);
+    }
     free(ctl.workers);
     ctl.workers = NULL;
     nsetup = 0;
@@ -1628,7 +1571,7 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
         worker_t *w = &ctl.workers[i];
         bthread_worker_stats_t *o = &out[i];
 #define COUNTER_W(name) atomic_load_explicit(&w->st.name, memory_order_relaxed)
-#define COUNTER_Q(name) atomic_load_explicit(&w->remote.name, memory_order_relaxed)
+#define COUNTER_Q(name) rq_counter(&w->remote, name)
 #define COUNTER_WQ(name) COUNTER_W(name) + COUNTER_Q(name)
 #define COUNTER_COPY(name, kept, what) o->name = COUNTER_##kept(name);
         BTHREAD_WORKER_COUNTERS(COUNTER_COPY)

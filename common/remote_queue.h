@@ -1,0 +1,414 @@
+/*
+ * remote_queue.h -- a worker's remote queue: where tasks from non-workers (placed
+ * round-robin over the workers), yields, and tasks that did not fit a full run queue
+ * wait.  Any thread pushes; one consumer at a time (the owner, or a thief) takes a
+ * batch.  FIFO per producer.  Internal to the core (sched.c; the unit test
+ * tests/c/unit_remote_queue.c stresses it alone).
+ *
+ * Two parts, each a published design:
+ *
+ *   the rings  an array of task pointers (Vyukov's bounded MPMC queue, 1024cores.net,
+ *              with a single consumer): a producer claims a cell by a compare-exchange
+ *              of `tail`, writes the pointer, and publishes it by the cell's sequence
+ *              number; the consumer reads cells in order.  A full ring is replaced by
+ *              one twice its size (rq_ring_grow), up to REMOTE_RING_MAX.
+ *   the list   Vyukov's intrusive MPSC queue (1024cores.net, "Intrusive MPSC node-based
+ *              queue"), linked through task->next with a stub node, unbounded: it takes
+ *              what the rings cannot (the largest ring full, or no memory for one).
+ *
+ *   list producer (any thread)            list consumer
+ *   t->next = NULL                        follow out->next from `out`; the last linked
+ *   prev = exchange(in, t)                task is detached by pushing the stub behind it
+ *   prev->next = t      <- published
+ *
+ * Why rings first: a list consumer follows a chain of task->next, each link a line the
+ * producer just wrote on another core, so a batch of 16 costs 16 cache misses in series,
+ * and the producer's link store lands on a line the consumer has just read.  A ring's
+ * cells are contiguous (four to a line): the consumer reads a batch's pointers in a few
+ * lines, never touches a task's line, and its caller can prefetch the 16 tasks together
+ * (rq_remote_take returns them in an array).  And the rings grow rather than spill: a
+ * submitter that outruns the workers would otherwise move every task to the list, where
+ * the worker, slower per task, falls further behind.
+ *
+ * FIFO per producer across the two parts, by two rules:
+ *   - a producer pushes to the list whenever the list is not empty (list_len counts the
+ *     list's tasks) or the rings cannot take the task;
+ *   - a consumer's round first reads the list's `in` (acquire), then takes the rings
+ *     until they are empty, awaiting cells claimed but not yet written, and takes list
+ *     tasks only if the rings ran empty, and then only up to the `in` it read (when
+ *     that is the stub: the tasks linked before the stub).
+ * A producer's list task T behind one of its ring tasks R: R was claimed and written
+ * before T's exchange, so a round whose read of `in` covers T sees R in the rings and
+ * takes it first; a round whose read does not cover T leaves T.  A producer's ring task
+ * behind a list task T: the producer read list_len 0 after its own increment for T, so
+ * after the decrement of a consumer round that took T in its list phase; the ring task
+ * waits for a later round.  (`in` at the stub would not say "empty": a consumer that
+ * re-links the stub behind the last task it takes, while a producer links another, leaves
+ * that task waiting before the stub.)
+ *
+ * A push never takes a lock and never waits for a consumer: a submitter is not held up
+ * by a consumer walking a batch, nor by one that was preempted.  The claim (ring) or the
+ * exchange (list) is the publication: from then on the queue is not empty to a consumer,
+ * which waits for a producer's cell or link not yet written (a producer is never blocked
+ * between its two steps, only perhaps preempted, so the wait yields the CPU).  So a
+ * consumer never reports the queue empty after it has seen a producer's claim or
+ * exchange, and the idle protocol needs nothing more: a producer publishes, then wakes a
+ * worker as its variant says.
+ *
+ * The consumer side is single-threaded by a try-lock: the owner takes a batch, a thief a
+ * smaller one, and a thief that finds the lock held moves on.  That cannot strand a
+ * task: the holder is awake, and one that leaves tasks behind a full batch wakes a
+ * sleeper for them (sched.c's remote_take_batch), the way a producer does.
+ */
+#ifndef SCHEDBENCH_REMOTE_QUEUE_H
+#define SCHEDBENCH_REMOTE_QUEUE_H
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "atomics.h"
+#include "core.h"
+#include "spinlock.h"
+
+/* Cells of a queue's first ring, and the most a ring grows to (powers of two): 16 KiB
+ * a worker to start with, doubled whenever producers find it full, up to 16 MiB (2^20
+ * tasks waiting), past which producers spill to the list.  A test may build them
+ * smaller. */
+#ifndef REMOTE_RING_FIRST
+#define REMOTE_RING_FIRST 1024u
+#endif
+#ifndef REMOTE_RING_MAX
+#define REMOTE_RING_MAX (1u << 20)
+#endif
+
+/* The link of a free list or queue: relaxed, because every list is ordered by a lock or
+ * owned by one thread (the list below says its orders). */
+static inline task_t *link_get(task_t *t) { return atomic_load_explicit(&t->next, memory_order_relaxed); }
+static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->next, n, memory_order_relaxed); }
+
+/* seq == position + 1: holds the task pushed at `position`; seq == position: free for
+ * the producer that claims `position`. */
+typedef struct remote_cell {
+    _Atomic uint64_t seq;
+    task_t *task;
+} remote_cell_t;
+
+/* A ring.  When producers find it full, one of them makes a ring twice its size, links
+ * it as `next`, and closes this one: RING_CLOSED in `tail` makes every later claim fail
+ * (claims and the closing serialise on `tail`), so producers move on to `next`, and the
+ * consumer, once it has taken every position claimed here, follows them.  A producer's
+ * tasks are in order across rings too: it only moves forward.  A replaced ring is kept
+ * until rq_remote_fini, since a producer may still be reading it; the rings of a queue
+ * sum to less than twice its largest. */
+#define RING_CLOSED (1ull << 63)
+typedef struct remote_ring {
+    alignas(CACHELINE) _Atomic uint64_t tail; /* producers: the next position to claim */
+    alignas(CACHELINE) _Atomic uint64_t head; /* the consumer's next position (a hint to
+                                                 others) */
+    _Atomic(struct remote_ring *) next;        /* the ring that replaced this one */
+    struct remote_ring *older;                 /* the ring this one replaced */
+    uint64_t mask;                             /* cells - 1 */
+    alignas(CACHELINE) remote_cell_t cells[];
+} remote_ring_t;
+
+typedef struct remote_queue {
+    /* producers' line: the newest ring, and counters that foreign threads keep here
+     * (bthread.h's Q and WQ; see rq_counter below) */
+    alignas(CACHELINE) _Atomic(remote_ring_t *) ring;
+    spinlock_t grow;                         /* held while a ring is replaced */
+    _Atomic uint64_t ring_pushes_before;     /* pushes to the rings replaced */
+    _Atomic uint64_t list_pushes, flushes, flushed_tasks;
+    /* the list's producers' end, on a line of its own: every producer reads list_len,
+     * and the line stays unwritten (shared, no miss) while the rings take the tasks */
+    alignas(CACHELINE) _Atomic(task_t *) in; /* the last task pushed to the list */
+    _Atomic uint64_t list_len;               /* tasks on the list, or about to be */
+    /* consumer's line */
+    alignas(CACHELINE) spinlock_t consumer;  /* held by the one thread taking tasks */
+    _Atomic(task_t *) out;                   /* the list's consumer end */
+    _Atomic(remote_ring_t *) taking;         /* the oldest ring not yet drained */
+    task_t stub;                             /* stands in while the list is empty */
+} remote_queue_t;
+
+/* The Q counters (any thread, relaxed: statistics).  Tasks pushed: a ring's count is its
+ * tail, so a ring push writes no counter of its own. */
+#define rq_counter(q, name) rq_counter_##name(q)
+static inline uint64_t rq_counter_remote_pushes(remote_queue_t *q)
+{
+    remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+    return (atomic_load_explicit(&r->tail, memory_order_relaxed) & ~RING_CLOSED) +
+           atomic_load_explicit(&q->ring_pushes_before, memory_order_relaxed) +
+           atomic_load_explicit(&q->list_pushes, memory_order_relaxed);
+}
+static inline uint64_t rq_counter_flushes(remote_queue_t *q)
+{
+    return atomic_load_explicit(&q->flushes, memory_order_relaxed);
+}
+static inline uint64_t rq_counter_flushed_tasks(remote_queue_t *q)
+{
+    return atomic_load_explicit(&q->flushed_tasks, memory_order_relaxed);
+}
+
+/* A ring of `cells` whose positions start at `first` (NULL: no memory). */
+static inline remote_ring_t *rq_ring_new(uint64_t cells, uint64_t first)
+{
+    remote_ring_t *r = aligned_alloc(CACHELINE, sizeof *r + cells * sizeof(remote_cell_t));
+    if (!r)
+        return NULL;
+    atomic_init(&r->tail, first);
+    atomic_init(&r->head, first);
+    atomic_init(&r->next, NULL);
+    r->older = NULL;
+    r->mask = cells - 1;
+    for (uint64_t p = first; p < first + cells; p++)
+        atomic_init(&r->cells[p & r->mask].seq, p);
+    return r;
+}
+
+/* 0, or ENOMEM. */
+static inline int rq_remote_init(remote_queue_t *q)
+{
+    remote_ring_t *r = rq_ring_new(REMOTE_RING_FIRST, 0);
+    if (!r)
+        return ENOMEM;
+    atomic_init(&q->ring, r);
+    atomic_init(&q->taking, r);
+    q->grow = (spinlock_t)SPINLOCK_INIT;
+    q->consumer = (spinlock_t)SPINLOCK_INIT;
+    atomic_init(&q->stub.next, NULL);
+    atomic_init(&q->in, &q->stub);
+    atomic_init(&q->out, &q->stub);
+    atomic_init(&q->ring_pushes_before, 0);
+    atomic_init(&q->list_pushes, 0);
+    atomic_init(&q->list_len, 0);
+    atomic_init(&q->flushes, 0);
+    atomic_init(&q->flushed_tasks, 0);
+    return 0;
+}
+
+/* No thread uses the queue any more. */
+static inline void rq_remote_fini(remote_queue_t *q)
+{
+    for (remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_relaxed), *o; r; r = o) {
+        o = r->older;
+        free(r);
+    }
+    atomic_store_explicit(&q->ring, NULL, memory_order_relaxed);
+}
+
+/* ---- the list ------------------------------------------------------------------- */
+static inline void rq_list_link(remote_queue_t *q, task_t *t)
+{
+    link_set(t, NULL);
+    /* acq_rel: release orders our t->next = NULL (and, for a task, its fields) before
+     * the next producer's link into t->next; acquire orders the previous producer's
+     * prev->next = NULL before our link below, so our link is not overwritten */
+    task_t *prev = atomic_exchange_explicit(&q->in, t, memory_order_acq_rel);
+    /* release: the consumer's acquire load of prev->next sees t's fields */
+    atomic_store_explicit(&prev->next, t, memory_order_release);
+}
+
+/* Consumer only: x's successor, which a producer that exchanged `in` behind x is about
+ * to link (it may have been preempted between its two steps: yield to it). */
+static inline task_t *rq_list_await_link(task_t *x)
+{
+    task_t *next;
+    /* acquire: pairs with the producer's release link, so the task's fields are seen */
+    for (unsigned r = 0; !(next = atomic_load_explicit(&x->next, memory_order_acquire)); r++)
+        backoff(r);
+    return next;
+}
+
+/* Consumer only: the oldest task of the list, or NULL when it is empty (no producer has
+ * exchanged `in` since the last task was taken). */
+static inline task_t *rq_list_pop(remote_queue_t *q)
+{
+    task_t *out = atomic_load_explicit(&q->out, memory_order_relaxed); /* ours */
+    /* acquire: pairs with the producer's release link, so the task's fields are seen */
+    task_t *next = atomic_load_explicit(&out->next, memory_order_acquire);
+    if (out == &q->stub) {
+        if (!next) {
+            /* relaxed: an exchange we miss here is followed by its producer's wake-up */
+            if (atomic_load_explicit(&q->in, memory_order_relaxed) == &q->stub)
+                return NULL;
+            next = rq_list_await_link(out);
+        }
+        out = next;
+        next = atomic_load_explicit(&out->next, memory_order_acquire);
+    }
+    if (!next) {
+        /* out is the last task linked.  If it is also the last pushed, queue the stub
+         * behind it so that it can be detached; either way somebody links out->next. */
+        if (out == atomic_load_explicit(&q->in, memory_order_relaxed))
+            rq_list_link(q, &q->stub);
+        next = rq_list_await_link(out);
+    }
+    atomic_store_explicit(&q->out, next, memory_order_relaxed);
+    return out;
+}
+
+/* ---- the rings ----------------------------------------------------------------- */
+/* A producer found r full: the ring to try next, r's replacement (made here unless
+ * another producer made it first), or NULL when rings may not grow (the largest size,
+ * or no memory): the task goes to the list. */
+static inline remote_ring_t *rq_ring_grow(remote_queue_t *q, remote_ring_t *r)
+{
+    spin_lock(&q->grow);
+    remote_ring_t *now = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (now != r) { /* replaced meanwhile */
+        spin_unlock(&q->grow);
+        return now;
+    }
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    remote_ring_t *nr = r->mask + 1 < REMOTE_RING_MAX ? rq_ring_new(2 * (r->mask + 1), 0) : NULL;
+    if (nr) {
+        nr->older = r;
+        /* release: a producer that sees RING_CLOSED (acquire) sees next and its cells */
+        atomic_store_explicit(&r->next, nr, memory_order_release);
+        tail = atomic_fetch_or_explicit(&r->tail, RING_CLOSED, memory_order_release);
+        /* relaxed: a statistic (the closed ring's count), read with the new ring */
+        atomic_fetch_add_explicit(&q->ring_pushes_before, tail, memory_order_relaxed);
+        /* release: producers that load the new ring (acquire) see it made */
+        atomic_store_explicit(&q->ring, nr, memory_order_release);
+    }
+    spin_unlock(&q->grow);
+    return nr;
+}
+
+/* Any thread: false when the rings are full and may not grow. */
+static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
+{
+    /* acquire: pairs with rq_ring_grow's release, so a new ring is seen made */
+    remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+    for (;;) {
+        /* acquire: seeing RING_CLOSED, we see `next` (rq_ring_grow) */
+        uint64_t pos = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (pos & RING_CLOSED) {
+            r = atomic_load_explicit(&r->next, memory_order_acquire);
+            continue;
+        }
+        remote_cell_t *c = &r->cells[pos & r->mask];
+        /* acquire: pairs with the consumer's release that freed the cell, so its read
+         * of the cell's last task came before our write */
+        int64_t d = (int64_t)(atomic_load_explicit(&c->seq, memory_order_acquire) - pos);
+        if (d < 0) { /* a lap behind: full */
+            if (!(r = rq_ring_grow(q, r)))
+                return false;
+            continue;
+        }
+        /* relaxed: the claim orders nothing by itself; the cell's release below
+         * publishes the task.  d > 0 (another producer claimed pos), a failed exchange
+         * or a closed ring: look again */
+        if (d == 0 && atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1,
+                                                            memory_order_relaxed,
+                                                            memory_order_relaxed)) {
+            c->task = t;
+            /* release: the consumer's acquire of seq sees the task and its fields */
+            atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+            return true;
+        }
+    }
+}
+
+/* Consumer only: the oldest task of the rings, or NULL when no producer has claimed a
+ * position it has not taken (a claimed cell not yet written is awaited). */
+static inline task_t *rq_ring_pop(remote_queue_t *q)
+{
+    remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed); /* ours */
+    for (;;) {
+        uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+        remote_cell_t *c = &r->cells[h & r->mask];
+        /* acquire: pairs with the producer's release, so the task and its fields are
+         * seen */
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1) {
+            /* acquire: seeing RING_CLOSED, we see `next`.  A claim we miss here is
+             * followed by its producer's wake-up */
+            uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if ((tail & ~RING_CLOSED) == h) {
+                if (!(tail & RING_CLOSED))
+                    return NULL;
+                /* drained and replaced: on to the next ring */
+                r = atomic_load_explicit(&r->next, memory_order_acquire);
+                atomic_store_explicit(&q->taking, r, memory_order_relaxed);
+                continue;
+            }
+            for (unsigned k = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1; k++)
+                backoff(k);
+        }
+        task_t *t = c->task;
+        /* release: our read of the task comes before the next lap's producer writes */
+        atomic_store_explicit(&c->seq, h + r->mask + 1, memory_order_release);
+        atomic_store_explicit(&r->head, h + 1, memory_order_relaxed);
+        return t;
+    }
+}
+
+/* ---- the queue ------------------------------------------------------------------- */
+/* Any thread.  The caller then wakes a worker as its variant says (or, for a NOSIGNAL
+ * task, leaves that to bthread_flush). */
+static inline void rq_remote_push(remote_queue_t *q, task_t *t)
+{
+    /* relaxed: only our own tasks matter to our FIFO order, and we see our own
+     * increment, or the consumer's decrement for it once it took the task (coherence) */
+    if (atomic_load_explicit(&q->list_len, memory_order_relaxed) == 0 && rq_ring_push(q, t))
+        return;
+    atomic_fetch_add_explicit(&q->list_len, 1, memory_order_relaxed);
+    rq_list_link(q, t);
+    /* relaxed: a statistic */
+    atomic_fetch_add_explicit(&q->list_pushes, 1, memory_order_relaxed);
+}
+
+/* Any thread: might the queue hold a task?  A hint (relaxed snapshots): a false "no"
+ * only for a task whose producer has not finished its push, or one a consumer just left
+ * behind; both are covered by a wake-up (see above). */
+static inline bool rq_remote_maybe(remote_queue_t *q)
+{
+    remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed);
+    return (atomic_load_explicit(&r->tail, memory_order_relaxed) & ~RING_CLOSED) !=
+               atomic_load_explicit(&r->head, memory_order_relaxed) ||
+           r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
+           atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
+           atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
+}
+
+/* Any thread: take up to max tasks in FIFO order into out[]; 0 when there are none or
+ * another consumer holds the queue.  *left is set when tasks may remain behind the
+ * batch.  The tasks' own lines are not touched when they came through the ring. */
+static inline unsigned rq_remote_take(remote_queue_t *q, unsigned max, task_t **out, bool *left)
+{
+    unsigned n = 0;
+    *left = false;
+    if (!rq_remote_maybe(q) || !spin_trylock(&q->consumer))
+        return 0;
+    /* acquire: a producer's ring tasks older than its list tasks up to `last` are in
+     * the ring below (see above) */
+    task_t *last = atomic_load_explicit(&q->in, memory_order_acquire);
+    task_t *t;
+    while (n < max && (t = rq_ring_pop(q)))
+        out[n++] = t;
+    if (n == max) /* the list waits until the ring runs empty */
+        goto done;
+    unsigned from_list = n;
+    if (last == &q->stub) { /* the tasks linked before the stub, if any */
+        while (n < max && atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub &&
+               (t = rq_list_pop(q)))
+            out[n++] = t;
+    } else {
+        while (n < max && (t = rq_list_pop(q))) {
+            out[n++] = t;
+            if (t == last)
+                break;
+        }
+    }
+    if (n > from_list) /* relaxed: see rq_remote_push */
+        atomic_fetch_sub_explicit(&q->list_len, n - from_list, memory_order_relaxed);
+done:
+    *left = n == max && rq_remote_maybe(q);
+    spin_unlock(&q->consumer);
+    return n;
+}
+
+#endif /* SCHEDBENCH_REMOTE_QUEUE_H */
