@@ -366,9 +366,13 @@ static inline void rq_remote_push(remote_queue_t *q, task_t *t)
  * behind; both are covered by a wake-up (see above). */
 static inline bool rq_remote_maybe(remote_queue_t *q)
 {
+    /* The oldest ring's next cell, not its tail: idle workers ask this over and over,
+     * and a read of `tail` would take that line from the producers every time (their
+     * next claim a miss); the cell's line moves to the consumer anyway.  A cell claimed
+     * but not yet written reads as empty: a false "no" for a push not finished. */
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed);
-    return (atomic_load_explicit(&r->tail, memory_order_relaxed) & ~RING_CLOSED) !=
-               atomic_load_explicit(&r->head, memory_order_relaxed) ||
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    return atomic_load_explicit(&r->cells[h & r->mask].seq, memory_order_relaxed) == h + 1 ||
            r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
            atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
            atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;

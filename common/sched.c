@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -956,10 +957,12 @@ static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
     unsigned n = rq_remote_take(&from->remote, max, batch, &left);
     if (!n)
         return NULL;
-    /* every task's first line at once: they were written on other cores, and the
-     * misses overlap here instead of stalling each task's start in turn */
+    /* every task's lines at once: the first was written on another core, the others
+     * (written when it ends) were last touched when the slot's previous task ended or
+     * was joined; the misses overlap here instead of stalling each task in turn */
     for (unsigned i = 0; i < n; i++)
-        __builtin_prefetch(batch[i], 1); /* written when it runs (its stack) and ends */
+        for (size_t off = 0; off <= offsetof(task_t, join_bx); off += CACHELINE)
+            __builtin_prefetch((char *)batch[i] + off, 1);
     for (unsigned i = 1; i < n; i++)
         if (!RQ_PUSH(self, batch[i]))
             spill(self, batch[i]);
