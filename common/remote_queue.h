@@ -106,12 +106,14 @@ typedef struct remote_cell {
  * sum to less than twice its largest. */
 #define RING_CLOSED (1ull << 63)
 typedef struct remote_ring {
+    /* read-mostly: every push and every pop reads `mask`, so it shares no line with a
+     * field that either side writes all the time */
+    alignas(CACHELINE) uint64_t mask;         /* cells - 1 */
+    _Atomic(struct remote_ring *) next;        /* the ring that replaced this one */
+    struct remote_ring *older;                 /* the ring this one replaced */
     alignas(CACHELINE) _Atomic uint64_t tail; /* producers: the next position to claim */
     alignas(CACHELINE) _Atomic uint64_t head; /* the consumer's next position (a hint to
                                                  others) */
-    _Atomic(struct remote_ring *) next;        /* the ring that replaced this one */
-    struct remote_ring *older;                 /* the ring this one replaced */
-    uint64_t mask;                             /* cells - 1 */
     alignas(CACHELINE) remote_cell_t cells[];
 } remote_ring_t;
 
@@ -332,7 +334,9 @@ static inline task_t *rq_ring_pop(remote_queue_t *q)
                     return NULL;
                 /* drained and replaced: on to the next ring */
                 r = atomic_load_explicit(&r->next, memory_order_acquire);
-                atomic_store_explicit(&q->taking, r, memory_order_relaxed);
+                /* release: a thread asking rq_remote_maybe (acquire) reads this ring's
+                 * mask and cells made, as we saw them through `next` */
+                atomic_store_explicit(&q->taking, r, memory_order_release);
                 continue;
             }
             for (unsigned k = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1; k++)
@@ -370,7 +374,8 @@ static inline bool rq_remote_maybe(remote_queue_t *q)
      * and a read of `tail` would take that line from the producers every time (their
      * next claim a miss); the cell's line moves to the consumer anyway.  A cell claimed
      * but not yet written reads as empty: a false "no" for a push not finished. */
-    remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed);
+    /* acquire: pairs with rq_ring_pop's release, so the ring is seen made */
+    remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     return atomic_load_explicit(&r->cells[h & r->mask].seq, memory_order_relaxed) == h + 1 ||
            r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||

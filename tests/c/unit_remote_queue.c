@@ -3,7 +3,8 @@
  * built with a first ring of 8 cells that may grow to 64, so that producers grow rings,
  * overflow to the list and come back to the ring all the time.  Six producer threads push numbered tasks, pausing now and
  * then so the list drains; two consumer threads take batches (16 and 8, an owner and a
- * thief) through the queue's try-lock.  Every task must be taken exactly once, and each
+ * thief) through the queue's try-lock, and a third thread asks rq_remote_maybe all the
+ * time without the lock, as idle workers do, across every ring replacement.  Every task must be taken exactly once, and each
  * producer's tasks in the order it pushed them; a task left behind shows as no progress
  * for 10 s (a failure, not a hang).  SB_STRESS_ITEMS sets the total.
  */
@@ -27,6 +28,7 @@ static task_t *tasks;    /* task i: producer i % PRODUCERS, its (i / PRODUCERS)-
 static uint64_t n_tasks;
 static _Atomic uint8_t *taken_count;
 static _Atomic uint64_t taken, progress_ns;
+static _Atomic bool poller_stop;
 static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t next_of[PRODUCERS];     /* under check_mu: the push each producer is at */
 static uint64_t out_of_order, twice;   /* under check_mu */
@@ -83,6 +85,19 @@ static void *consumer(void *arg)
     return NULL;
 }
 
+/* An idle worker's question, asked without the consumer lock while rings are replaced:
+ * under TSan, a poller that reads a new ring without a happens-before to its making is
+ * a reported race. */
+static void *poller(void *arg)
+{
+    (void)arg;
+    uint64_t yes = 0;
+    while (atomic_load_explicit(&taken, memory_order_relaxed) < n_tasks &&
+           !atomic_load_explicit(&poller_stop, memory_order_relaxed))
+        yes += rq_remote_maybe(&q);
+    return (void *)(uintptr_t)(yes > 0);
+}
+
 Test(remote_queue, every_task_once_in_each_producers_order, .timeout = 240)
 {
     n_tasks = items();
@@ -91,7 +106,8 @@ Test(remote_queue, every_task_once_in_each_producers_order, .timeout = 240)
     cr_assert(tasks && taken_count);
     cr_assert_eq(rq_remote_init(&q), 0);
     atomic_store(&progress_ns, (uint64_t)sb_clock_ns(CLOCK_MONOTONIC));
-    pthread_t pth[PRODUCERS], cth[CONSUMERS];
+    pthread_t pth[PRODUCERS], cth[CONSUMERS], poll_th;
+    cr_assert_eq(pthread_create(&poll_th, NULL, poller, NULL), 0);
     for (uintptr_t c = 0; c < CONSUMERS; c++)
         cr_assert_eq(pthread_create(&cth[c], NULL, consumer, (void *)(uintptr_t)(c ? 8u : 16u)), 0);
     for (uintptr_t p = 0; p < PRODUCERS; p++)
@@ -100,6 +116,10 @@ Test(remote_queue, every_task_once_in_each_producers_order, .timeout = 240)
         pthread_join(pth[p], NULL);
     for (int c = 0; c < CONSUMERS; c++)
         pthread_join(cth[c], NULL);
+    atomic_store(&poller_stop, true);
+    void *saw_tasks;
+    pthread_join(poll_th, &saw_tasks);
+    cr_assert(saw_tasks, "the poller never saw a task");
     uint64_t lost = 0;
     for (uint64_t i = 0; i < n_tasks; i++)
         lost += atomic_load_explicit(&taken_count[i], memory_order_relaxed) == 0;
