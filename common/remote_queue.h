@@ -34,7 +34,8 @@
  *   - a producer pushes to the list whenever the list is not empty (list_len counts the
  *     list's tasks) or the rings cannot take the task;
  *   - a consumer's round first reads the list's `in` (acquire), then takes the rings
- *     until they are empty, awaiting cells claimed but not yet written, and takes list
+ *     until they are empty (awaiting cells claimed but not yet written when the list
+ *     may hold tasks; without a list phase, such a cell ends the round), and takes list
  *     tasks only if the rings ran empty, and then only up to the `in` it read (when
  *     that is the stub: the tasks linked before the stub).
  * A producer's list task T behind one of its ring tasks R: R was claimed and written
@@ -315,9 +316,14 @@ static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
     }
 }
 
-/* Consumer only: the oldest task of the rings, or NULL when no producer has claimed a
- * position it has not taken (a claimed cell not yet written is awaited). */
-static inline task_t *rq_ring_pop(remote_queue_t *q)
+/* Consumer only: the oldest task of the rings, or NULL when there is none: no position
+ * past the last taken, or (unless `await`) the next one claimed but not yet written; its
+ * producer wakes a worker once it is written.  `await` waits for such a cell instead:
+ * the round is about to take list tasks, which may come after it (see above).  Without
+ * it, an empty ring is told by its cell and `next`, not by `tail`: at every drained
+ * queue a read of `tail` would take that line from the producers, their next claim a
+ * miss. */
+static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
 {
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed); /* ours */
     for (;;) {
@@ -326,6 +332,10 @@ static inline task_t *rq_ring_pop(remote_queue_t *q)
         /* acquire: pairs with the producer's release, so the task and its fields are
          * seen */
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1) {
+            /* relaxed: a ring not yet replaced is all there is; a replacement we miss
+             * here is followed by its producer's wake-up */
+            if (!await && !atomic_load_explicit(&r->next, memory_order_relaxed))
+                return NULL;
             /* acquire: seeing RING_CLOSED, we see `next`.  A claim we miss here is
              * followed by its producer's wake-up */
             uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -339,6 +349,8 @@ static inline task_t *rq_ring_pop(remote_queue_t *q)
                 atomic_store_explicit(&q->taking, r, memory_order_release);
                 continue;
             }
+            if (!await)
+                return NULL;
             for (unsigned k = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1; k++)
                 backoff(k);
         }
@@ -396,7 +408,10 @@ static inline unsigned rq_remote_take(remote_queue_t *q, unsigned max, task_t **
      * the ring below (see above) */
     task_t *last = atomic_load_explicit(&q->in, memory_order_acquire);
     task_t *t;
-    while (n < max && (t = rq_ring_pop(q)))
+    /* relaxed: ours (the consumer lock); a list that may hold tasks for this round makes
+     * the rings' claimed cells awaited */
+    bool await = last != &q->stub || atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
+    while (n < max && (t = rq_ring_pop(q, await)))
         out[n++] = t;
     if (n == max) /* the list waits until the ring runs empty */
         goto done;
