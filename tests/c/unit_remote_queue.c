@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "remote_queue.h"
 #include "timeutil.h"
@@ -175,5 +176,33 @@ Test(remote_queue, one_thread_fifo_across_growth_and_overflow, .timeout = 20)
     bool left;
     cr_assert_eq(rq_remote_take(&q, 16, batch, &left), 0);
     cr_assert_eq(rq_counter(&q, remote_pushes), 160);
+    rq_remote_fini(&q);
+}
+
+/* A producer that claimed the first cell and has not yet written it while later tasks
+ * fill the rings and overflow to the list: the take must wait for that cell and return
+ * everything in order, not take the list first. */
+static task_t late_task[160];
+static void *write_claimed_cell(void *arg)
+{
+    remote_ring_t *r = arg;
+    usleep(100 * 1000);
+    r->cells[0].task = &late_task[0];
+    atomic_store_explicit(&r->cells[0].seq, 1, memory_order_release);
+    return NULL;
+}
+
+Test(remote_queue, claimed_cell_not_yet_written_keeps_the_order, .timeout = 20)
+{
+    cr_assert_eq(rq_remote_init(&q), 0);
+    remote_ring_t *first = atomic_load(&q.ring);
+    cr_assert_eq(atomic_fetch_add(&first->tail, 1), 0); /* the slow producer's claim */
+    for (int i = 1; i < 150; i++) /* 119 more in the rings, 30 in the list */
+        rq_remote_push(&q, &late_task[i]);
+    cr_assert_eq(atomic_load(&q.list_len), 30);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, write_claimed_cell, first), 0);
+    take_in_order(late_task, 0, 150);
+    pthread_join(th, NULL);
     rq_remote_fini(&q);
 }
