@@ -7,11 +7,16 @@
  *
  * Two parts, each a published design:
  *
- *   the rings  an array of task pointers (Vyukov's bounded MPMC queue, 1024cores.net,
- *              with a single consumer): a producer claims a cell by a compare-exchange
- *              of `tail`, writes the pointer, and publishes it by the cell's sequence
- *              number; the consumer reads cells in order.  A full ring is replaced by
- *              one twice its size (rq_ring_grow), up to REMOTE_RING_MAX.
+ *   the rings  an array of task pointers, many producers and one consumer (the
+ *              multi-producer form of a Lamport ring, as in Vyukov's bounded queue,
+ *              1024cores.net, but with one consumer): a producer claims a position by
+ *              a compare-exchange of `tail` once the consumer's `head` is less than a
+ *              lap behind, and publishes it by writing the pointer with the position's
+ *              lap parity in bit 0; the consumer reads cells in order and only moves
+ *              `head`, so it never writes a cell back (Vyukov's per-cell sequence
+ *              number, written by both sides, moved each cell's line to the consumer
+ *              and back at every task).  A full ring is replaced by one twice its size
+ *              (rq_ring_grow), up to REMOTE_RING_MAX.
  *   the list   Vyukov's intrusive MPSC queue (1024cores.net, "Intrusive MPSC node-based
  *              queue"), linked through task->next with a stub node, unbounded: it takes
  *              what the rings cannot (the largest ring full, or no memory for one).
@@ -24,7 +29,7 @@
  * Why rings first: a list consumer follows a chain of task->next, each link a line the
  * producer just wrote on another core, so a batch of 16 costs 16 cache misses in series,
  * and the producer's link store lands on a line the consumer has just read.  A ring's
- * cells are contiguous (four to a line): the consumer reads a batch's pointers in a few
+ * cells are contiguous (eight to a line): the consumer reads a batch's pointers in a few
  * lines, never touches a task's line, and its caller can prefetch the 16 tasks together
  * (rq_remote_take returns them in an array).  And the rings grow rather than spill: a
  * submitter that outruns the workers would otherwise move every task to the list, where
@@ -91,12 +96,11 @@
 static inline task_t *link_get(task_t *t) { return atomic_load_explicit(&t->next, memory_order_relaxed); }
 static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->next, n, memory_order_relaxed); }
 
-/* seq == position + 1: holds the task pushed at `position`; seq == position: free for
- * the producer that claims `position`. */
-typedef struct remote_cell {
-    _Atomic uint64_t seq;
-    task_t *task;
-} remote_cell_t;
+/* A cell: the task pointer, its bit 0 the lap parity of the position it was written
+ * for (tasks are line-aligned).  It holds the task pushed at position p when its parity
+ * is lap(p); otherwise it still holds the previous lap's (taken) task: p is free, or
+ * claimed and not yet written. */
+typedef _Atomic uintptr_t remote_cell_t;
 
 /* A ring.  When producers find it full, one of them makes a ring twice its size, links
  * it as `next`, and closes this one: RING_CLOSED in `tail` makes every later claim fail
@@ -113,8 +117,9 @@ typedef struct remote_ring {
     _Atomic(struct remote_ring *) next;        /* the ring that replaced this one */
     struct remote_ring *older;                 /* the ring this one replaced */
     alignas(CACHELINE) _Atomic uint64_t tail; /* producers: the next position to claim */
-    alignas(CACHELINE) _Atomic uint64_t head; /* the consumer's next position (a hint to
-                                                 others) */
+    _Atomic uint64_t head_seen;                /* producers: a `head` one of them read */
+    alignas(CACHELINE) _Atomic uint64_t head; /* the consumer's next position: the cells
+                                                 before it are free (a hint to others) */
     alignas(CACHELINE) remote_cell_t cells[];
 } remote_ring_t;
 
@@ -155,26 +160,30 @@ static inline uint64_t rq_counter_flushed_tasks(remote_queue_t *q)
     return atomic_load_explicit(&q->flushed_tasks, memory_order_relaxed);
 }
 
-/* A ring of `cells` whose positions start at `first` (NULL: no memory). */
-static inline remote_ring_t *rq_ring_new(uint64_t cells, uint64_t first)
+/* The lap parity of position p in r. */
+static inline uintptr_t rq_lap(const remote_ring_t *r, uint64_t p) { return (p & (r->mask + 1)) != 0; }
+
+/* A ring of `cells` (a power of two; NULL: no memory), every cell as if taken in lap -1. */
+static inline remote_ring_t *rq_ring_new(uint64_t cells)
 {
     remote_ring_t *r = aligned_alloc(CACHELINE, sizeof *r + cells * sizeof(remote_cell_t));
     if (!r)
         return NULL;
-    atomic_init(&r->tail, first);
-    atomic_init(&r->head, first);
+    atomic_init(&r->tail, 0);
+    atomic_init(&r->head_seen, 0);
+    atomic_init(&r->head, 0);
     atomic_init(&r->next, NULL);
     r->older = NULL;
     r->mask = cells - 1;
-    for (uint64_t p = first; p < first + cells; p++)
-        atomic_init(&r->cells[p & r->mask].seq, p);
+    for (uint64_t p = 0; p < cells; p++)
+        atomic_init(&r->cells[p], 1);
     return r;
 }
 
 /* 0, or ENOMEM. */
 static inline int rq_remote_init(remote_queue_t *q)
 {
-    remote_ring_t *r = rq_ring_new(REMOTE_RING_FIRST, 0);
+    remote_ring_t *r = rq_ring_new(REMOTE_RING_FIRST);
     if (!r)
         return ENOMEM;
     atomic_init(&q->ring, r);
@@ -266,7 +275,7 @@ static inline remote_ring_t *rq_ring_grow(remote_queue_t *q, remote_ring_t *r)
         return now;
     }
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    remote_ring_t *nr = r->mask + 1 < REMOTE_RING_MAX ? rq_ring_new(2 * (r->mask + 1), 0) : NULL;
+    remote_ring_t *nr = r->mask + 1 < REMOTE_RING_MAX ? rq_ring_new(2 * (r->mask + 1)) : NULL;
     if (nr) {
         nr->older = r;
         /* release: a producer that sees RING_CLOSED (acquire) sees next and its cells */
@@ -293,24 +302,31 @@ static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
             r = atomic_load_explicit(&r->next, memory_order_acquire);
             continue;
         }
-        remote_cell_t *c = &r->cells[pos & r->mask];
-        /* acquire: pairs with the consumer's release that freed the cell, so its read
-         * of the cell's last task came before our write */
-        int64_t d = (int64_t)(atomic_load_explicit(&c->seq, memory_order_acquire) - pos);
-        if (d < 0) { /* a lap behind: full */
-            if (!(r = rq_ring_grow(q, r)))
-                return false;
-            continue;
+        /* Full when pos is a lap ahead of the consumer.  `head_seen` first: `head` is
+         * the consumer's line, written at every take, so it is read only when the
+         * last head seen says full.  acquire (both): pairs with the consumer's release
+         * of `head` (directly, or through the producer that stored head_seen), so its
+         * read of the cell's last task came before our write.  Signed: pos may be
+         * older than a head read since */
+        int64_t lap = (int64_t)(r->mask + 1);
+        if ((int64_t)(pos - atomic_load_explicit(&r->head_seen, memory_order_acquire)) >= lap) {
+            uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+            if ((int64_t)(pos - h) >= lap) { /* full */
+                if (!(r = rq_ring_grow(q, r)))
+                    return false;
+                continue;
+            }
+            /* release: passes the consumer's release on (see above); a head older than
+             * another producer's store only makes us read `head` again sooner */
+            atomic_store_explicit(&r->head_seen, h, memory_order_release);
         }
         /* relaxed: the claim orders nothing by itself; the cell's release below
-         * publishes the task.  d > 0 (another producer claimed pos), a failed exchange
-         * or a closed ring: look again */
-        if (d == 0 && atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1,
-                                                            memory_order_relaxed,
-                                                            memory_order_relaxed)) {
-            c->task = t;
-            /* release: the consumer's acquire of seq sees the task and its fields */
-            atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+         * publishes the task.  A failed exchange or a closed ring: look again */
+        if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            /* release: the consumer's acquire of the cell sees the task and its fields */
+            atomic_store_explicit(&r->cells[pos & r->mask], (uintptr_t)t | rq_lap(r, pos),
+                                  memory_order_release);
             return true;
         }
     }
@@ -331,7 +347,8 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
         remote_cell_t *c = &r->cells[h & r->mask];
         /* acquire: pairs with the producer's release, so the task and its fields are
          * seen */
-        if (atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1) {
+        uintptr_t v = atomic_load_explicit(c, memory_order_acquire);
+        if ((v & 1) != rq_lap(r, h)) {
             /* relaxed: a ring not yet replaced is all there is; a replacement we miss
              * here is followed by its producer's wake-up */
             if (!await && !atomic_load_explicit(&r->next, memory_order_relaxed))
@@ -351,14 +368,13 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
             }
             if (!await)
                 return NULL;
-            for (unsigned k = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != h + 1; k++)
+            for (unsigned k = 0; ((v = atomic_load_explicit(c, memory_order_acquire)) & 1) != rq_lap(r, h); k++)
                 backoff(k);
         }
-        task_t *t = c->task;
-        /* release: our read of the task comes before the next lap's producer writes */
-        atomic_store_explicit(&c->seq, h + r->mask + 1, memory_order_release);
-        atomic_store_explicit(&r->head, h + 1, memory_order_relaxed);
-        return t;
+        /* release: our read of the cell comes before the next lap's producer writes it
+         * (the cell is not written back: its line stays the producers') */
+        atomic_store_explicit(&r->head, h + 1, memory_order_release);
+        return (task_t *)(v & ~(uintptr_t)1);
     }
 }
 
@@ -384,12 +400,13 @@ static inline bool rq_remote_maybe(remote_queue_t *q)
 {
     /* The oldest ring's next cell, not its tail: idle workers ask this over and over,
      * and a read of `tail` would take that line from the producers every time (their
-     * next claim a miss); the cell's line moves to the consumer anyway.  A cell claimed
-     * but not yet written reads as empty: a false "no" for a push not finished. */
+     * next claim a miss).  The cell's line is written by producers only, and read by
+     * the consumer anyway.  A cell claimed but not yet written reads as empty: a false
+     * "no" for a push not finished. */
     /* acquire: pairs with rq_ring_pop's release, so the ring is seen made */
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    return atomic_load_explicit(&r->cells[h & r->mask].seq, memory_order_relaxed) == h + 1 ||
+    return (atomic_load_explicit(&r->cells[h & r->mask], memory_order_relaxed) & 1) == rq_lap(r, h) ||
            r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
            atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
            atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;

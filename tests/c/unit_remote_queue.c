@@ -187,8 +187,7 @@ static void *write_claimed_cell(void *arg)
 {
     remote_ring_t *r = arg;
     usleep(100 * 1000);
-    r->cells[0].task = &late_task[0];
-    atomic_store_explicit(&r->cells[0].seq, 1, memory_order_release);
+    atomic_store_explicit(&r->cells[0], (uintptr_t)&late_task[0] | rq_lap(r, 0), memory_order_release);
     return NULL;
 }
 
