@@ -170,3 +170,21 @@ def test_run_targets_outside_git_keeps_the_sweep_and_says_why(fake_root):
     assert os.path.exists(os.path.join(run_dir, "results.csv"))     # the sweep is kept
     with open(os.path.join(run_dir, "meta.json")) as f:
         assert json.load(f)["targets_rounds"] == 2                   # a --resume tries again
+
+
+def test_imbalance_targets_follow_each_scenarios_ideal():
+    """The imbalance rows' target is what a perfect balancer gains over the pool's own
+    placement of the same tasks (plus 10%), so a balanced scenario asks for parity and a
+    single submitter on the per-thread-queue pool for half its time."""
+    one = "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0/real_time"
+    assert targets.imbalance_target(one, "affinity") == pytest.approx(0.55)
+    assert targets.imbalance_target(one, "static") == pytest.approx(1.10)
+    assert targets.imbalance_target(one, "tbb") == 1.0
+    four = one.replace("imbalance:0", "imbalance:2").replace("submitters:1", "submitters:4")
+    assert 1.0 < targets.imbalance_target(four, "affinity") <= 1.10   # homes spread the shares
+    late = four.replace("late:0", "late:1")
+    times = targets.imbalance_schedule(late, 2)
+    assert times["balancer"] == pytest.approx(20005.544 / 2, rel=1e-3)   # the late half fits
+    # sizes as workloads/wl_kernel.h makes them (its sum for these 64 tasks, computed in C)
+    assert sum(targets.imbalance_sizes(2, 64, False)) == pytest.approx(77.825624, abs=1e-5)
+    assert targets.imbalance_sizes(2, 4, True) == pytest.approx([0.25, 0.75, 1.25, 1.75])
