@@ -42,6 +42,16 @@
 #ifndef SB_TSAN
 #define SB_TSAN 0
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SB_ASAN 1
+#endif
+#endif
+#ifndef SB_ASAN
+#define SB_ASAN 0
+#endif
 
 #if SB_TSAN
 extern _Atomic int sb_tsan_fence_word;

@@ -34,20 +34,23 @@ void butex_init_embedded(butex_t *b, int value)
     b->head.prev = b->head.next = &b->head;
 }
 
+/* The waiter whose link l is (its first member). */
+static inline butex_waiter_t *waiter_of(butex_link_t *l) { return (butex_waiter_t *)l; }
+
 static void list_add_tail(butex_t *b, butex_waiter_t *w)
 {
-    w->prev = b->head.prev;
-    w->next = &b->head;
-    b->head.prev->next = w;
-    b->head.prev = w;
+    w->link.prev = b->head.prev;
+    w->link.next = &b->head;
+    b->head.prev->next = &w->link;
+    b->head.prev = &w->link;
     atomic_store_explicit(&w->container, b, memory_order_relaxed); /* under b's lock */
 }
 
 static void list_del(butex_waiter_t *w)
 {
-    w->prev->next = w->next;
-    w->next->prev = w->prev;
-    w->next = w->prev = NULL;
+    w->link.prev->next = w->link.next;
+    w->link.next->prev = w->link.prev;
+    w->link.next = w->link.prev = NULL;
     atomic_store_explicit(&w->container, NULL, memory_order_relaxed); /* under the lock */
 }
 
@@ -90,7 +93,7 @@ void *butex_create(void)
     spin_lock(&free_lock);
     butex_t *b = free_list;
     if (b)
-        free_list = (butex_t *)b->head.next;
+        free_list = (butex_t *)(void *)b->head.next;
     spin_unlock(&free_lock);
     if (!b && !(b = aligned_alloc(CACHELINE, (sizeof(butex_t) + CACHELINE - 1) / CACHELINE * CACHELINE))) {
         errno = ENOMEM;
@@ -106,37 +109,39 @@ void butex_destroy(void *p)
     if (!b)
         return;
     spin_lock(&free_lock);
-    b->head.next = (butex_waiter_t *)free_list;
+    b->head.next = (butex_link_t *)(void *)free_list;
     free_list = b;
     spin_unlock(&free_lock);
 }
 
 /* ---- wake ----------------------------------------------------------------------------- */
-/* Take up to n waiters (skipping `except`) off b into a private chain. */
+/* Take up to n waiters (skipping `except`) off b into a private chain (through
+ * link.next). */
 static butex_waiter_t *take_waiters(butex_t *b, size_t n, bthread_t except, int *count)
 {
-    butex_waiter_t *chain = NULL, **tail = &chain;
+    butex_link_t *chain = NULL, **tail = &chain;
     *count = 0;
-    for (butex_waiter_t *w = b->head.next, *nx; w != &b->head && (size_t)*count < n; w = nx) {
-        nx = w->next;
+    for (butex_link_t *l = b->head.next, *nx; l != &b->head && (size_t)*count < n; l = nx) {
+        butex_waiter_t *w = waiter_of(l);
+        nx = l->next;
         if (except && w->task && core_tid(w->task) == except)
             continue;
         list_del(w);
         w->reason = 0;
-        *tail = w;
-        tail = &w->next;
+        *tail = &w->link;
+        tail = &w->link.next;
         (*count)++;
     }
     *tail = NULL;
-    return chain;
+    return chain ? waiter_of(chain) : NULL;
 }
 
 static void wake_chain(butex_waiter_t *w)
 {
     while (w) {
-        butex_waiter_t *nx = w->next; /* read before w may vanish */
+        butex_link_t *nx = w->link.next; /* read before w may vanish */
         wake_waiter(w);
-        w = nx;
+        w = nx ? waiter_of(nx) : NULL;
     }
 }
 
@@ -171,7 +176,7 @@ int butex_requeue(void *p1, void *p2)
     int count;
     butex_waiter_t *chain = take_waiters(b, 1, 0, &count);
     while (b->head.next != &b->head) { /* the rest move to b2 */
-        butex_waiter_t *w = b->head.next;
+        butex_waiter_t *w = waiter_of(b->head.next);
         list_del(w);
         list_add_tail(b2, w);
     }

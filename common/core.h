@@ -38,8 +38,13 @@ typedef struct butex butex_t;
 typedef struct butex_waiter butex_waiter_t;
 
 /* A waiter on a butex: lives on the waiting bthread's (or pthread's) stack. */
+/* A link of a butex's circular waiter list, under the butex's lock. */
+typedef struct butex_link {
+    struct butex_link *prev, *next;
+} butex_link_t;
+
 struct butex_waiter {
-    butex_waiter_t *prev, *next;   /* list links, under the container's lock */
+    butex_link_t link;             /* first: a waiter's link is the waiter (butex.c) */
     _Atomic(butex_t *) container;  /* the butex it waits on (requeue moves it); NULL once
                                       removed from every list */
     task_t *task;                  /* NULL: a pthread waiter, which sleeps on `futex` */
@@ -54,7 +59,8 @@ struct butex_waiter {
 struct butex {
     _Atomic int value;
     spinlock_t lock;
-    butex_waiter_t head; /* circular list sentinel (prev/next only) */
+    butex_link_t head; /* circular list sentinel: a link, not a whole waiter, so that a
+                          butex in a task slot (join_bx) costs 24 bytes, not 72 */
 };
 
 void butex_init_embedded(butex_t *b, int value); /* a butex inside another object */
@@ -82,17 +88,18 @@ struct task {
     unsigned attr_flags;
     /* -- run-time state, written by workers ------------------------------------------ */
     alignas(CACHELINE) bthread_fcontext_t ctx; /* saved context while switched out */
-    uint64_t nswitch;            /* times switched in */
-    int home;                    /* the worker it last ran on (READY_HOME variants) */
-    void *asan_fake_stack;       /* AddressSanitizer fiber bookkeeping */
     void *exit_frame;            /* bthread_exit's way out when not on its own stack */
+    butex_t join_bx;             /* 24 bytes: the whole slot is two lines */
+    int home;                    /* the worker it last ran on (READY_HOME variants) */
     int saved_errno;
-    bool borrowed_stack;         /* running inline on its joiner's stack */
     spinlock_t wait_lock;        /* the version moves under it (core_task_lock) */
+    _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
+    bool borrowed_stack;         /* running inline on its joiner's stack */
     _Atomic bool interrupted;    /* set by bthread_interrupt/_stop under wait_lock */
     _Atomic bool stopped;        /* set by bthread_stop under wait_lock */
-    _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
-    butex_t join_bx;
+#if SB_ASAN
+    void *asan_fake_stack;       /* AddressSanitizer fiber bookkeeping (fiber.h) */
+#endif
 };
 
 /* ---- services of sched.c ---------------------------------------------------------- */

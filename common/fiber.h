@@ -16,31 +16,18 @@
 
 #include <stddef.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FIBER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FIBER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define FIBER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define FIBER_TSAN 1
-#endif
-#endif
+#include "atomics.h" /* SB_ASAN, SB_TSAN */
 
-#ifdef FIBER_ASAN
+#if SB_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 static inline void fiber_asan_start(void **save, const void *bottom, size_t size)
 {
     __sanitizer_start_switch_fiber(save, bottom, size);
 }
-static inline void fiber_asan_finish(void *save)
+static inline void fiber_asan_finish(void **save)
 {
-    __sanitizer_finish_switch_fiber(save, NULL, NULL);
+    __sanitizer_finish_switch_fiber(save ? *save : NULL, NULL, NULL);
 }
 /* A stack that gets a fresh context may hold poison of frames that never returned. */
 static inline void fiber_asan_fresh_stack(void *lo, size_t size)
@@ -52,11 +39,11 @@ static inline void fiber_asan_start(void **save, const void *bottom, size_t size
 {
     (void)save, (void)bottom, (void)size;
 }
-static inline void fiber_asan_finish(void *save) { (void)save; }
+static inline void fiber_asan_finish(void **save) { (void)save; }
 static inline void fiber_asan_fresh_stack(void *lo, size_t size) { (void)lo, (void)size; }
 #endif
 
-#ifdef FIBER_TSAN
+#if SB_TSAN
 #include <sanitizer/tsan_interface.h>
 static inline void *fiber_tsan_current(void) { return __tsan_get_current_fiber(); }
 static inline void *fiber_tsan_create(void) { return __tsan_create_fiber(0); }

@@ -741,7 +741,6 @@ static enum stack_class class_of(const task_t *t)
 /* t starts or resumes on w. */
 static inline void switched_in(worker_t *w, task_t *t)
 {
-    t->nswitch++;
     if (READY_HOME)
         t->home = w->index;
 }
@@ -815,16 +814,27 @@ static void release_stack_cb(void *s)
         make_ready(this_worker(), t, true);
 }
 
+/* t's AddressSanitizer fake-stack slot for fiber.h (NULL in other builds: no field). */
+static inline void **asan_save(task_t *t)
+{
+#if SB_ASAN
+    return &t->asan_fake_stack;
+#else
+    (void)t;
+    return NULL;
+#endif
+}
+
 /* Switch from the running context to `to`.  `dying`: the context we leave never runs
  * again (its stack is being released). */
 static void jump_to(worker_t *w, task_t *from, task_t *to, bool dying)
 {
     const void *lo = to->stack ? to->stack->limit : w->main_lo;
     size_t size = to->stack ? to->stack->size : w->main_size;
-    fiber_asan_start(dying ? NULL : &from->asan_fake_stack, lo, size);
+    fiber_asan_start(dying ? NULL : asan_save(from), lo, size);
     fiber_tsan_switch(to->stack ? to->stack->tsan_fiber : w->main_tsan_fiber);
     bthread_jump_fcontext(&from->ctx, to->ctx, 0, false);
-    fiber_asan_finish(from->asan_fake_stack);
+    fiber_asan_finish(asan_save(from));
 }
 
 /* Run `next` on w instead of the current context.  Returns when the current context is
@@ -903,7 +913,6 @@ static worker_t *task_end(worker_t *w, task_t *t)
     /* reset the run-time fields for the slot's next task here, where the line is local
      * (relaxed: the slot's next owner gets it through the free list's ordering; a
      * stopper's flag writes came before our unlock above, so these land after them) */
-    t->nswitch = 0;
     atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
     atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
