@@ -37,12 +37,12 @@ typedef struct worker worker_t;
 typedef struct butex butex_t;
 typedef struct butex_waiter butex_waiter_t;
 
-/* A waiter on a butex: lives on the waiting bthread's (or pthread's) stack. */
 /* A link of a butex's circular waiter list, under the butex's lock. */
 typedef struct butex_link {
     struct butex_link *prev, *next;
 } butex_link_t;
 
+/* A waiter on a butex: lives on the waiting bthread's (or pthread's) stack. */
 struct butex_waiter {
     butex_link_t link;             /* first: a waiter's link is the waiter (butex.c) */
     _Atomic(butex_t *) container;  /* the butex it waits on (requeue moves it); NULL once

@@ -81,10 +81,13 @@ static _Atomic int elastic_watching;
 #define ELASTIC_STREAK 8
 
 typedef struct elastic_slot {
+    /* read by every submitter at every push (elastic_remote_target, elastic_pushed):
+     * written only when the worker deactivates or is reactivated */
     alignas(64) _Atomic int word;    /* futex word of a deactivated worker */
     _Atomic int deactivated;         /* 1 while parked for good; a reactivator claims it */
-    /* owner only */
-    unsigned wasted;                 /* consecutive wasted wake-ups */
+    /* owner only (and the watcher's rare stores): a line of its own, so that the
+     * owner's per-pop bookkeeping does not take the line above from the submitters */
+    alignas(64) unsigned wasted;     /* consecutive wasted wake-ups */
     unsigned streak;                 /* consecutive "queue long" observations */
     uint64_t ran_at_idle;            /* tasks_run when it last went idle */
     _Atomic uint64_t watch_seen;     /* its tasks_run at the watcher's last look */
@@ -188,7 +191,8 @@ static inline void elastic_observe(worker_t *w, bool long_now)
 {
     elastic_slot_t *s = &elastic.slots[worker_index(w)];
     if (!long_now) {
-        s->streak = 0;
+        if (s->streak)
+            s->streak = 0;
         return;
     }
     if (++s->streak < ELASTIC_STREAK)

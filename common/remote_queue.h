@@ -101,6 +101,7 @@ static inline void link_set(task_t *t, task_t *n) { atomic_store_explicit(&t->ne
  * is lap(p); otherwise it still holds the previous lap's (taken) task: p is free, or
  * claimed and not yet written. */
 typedef _Atomic uintptr_t remote_cell_t;
+_Static_assert(alignof(task_t) >= 2, "a cell keeps the lap parity in a task pointer's bit 0");
 
 /* A ring.  When producers find it full, one of them makes a ring twice its size, links
  * it as `next`, and closes this one: RING_CLOSED in `tail` makes every later claim fail

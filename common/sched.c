@@ -82,7 +82,7 @@ static __attribute__((noinline)) worker_t *this_worker(void)
  * id is version << 32 | slot.  join_bx.value holds the live incarnation's version; it
  * moves to version + 1 when the task ends, so a stale id never reaches a reused slot.
  * ==================================================================================== */
-#define SLOTS_PER_CHUNK 16384u /* 2 MiB of 128-byte slots: one huge page (chunk_map) */
+#define SLOTS_PER_CHUNK 16384u /* 2 MiB of 128-byte slots: one huge page (chunk_alloc) */
 #define MAX_CHUNKS 256u /* 4M tasks alive at once */
 #define WORKER_FREE_MAX 256u
 #define FREE_BATCH (WORKER_FREE_MAX / 2) /* slots a full worker cache hands back at once */
@@ -137,7 +137,7 @@ static struct {
  * so two simulated runs would differ.  NULL: no memory. */
 #define CHUNK_BYTES ((size_t)SLOTS_PER_CHUNK * sizeof(task_t))
 #define CHUNK_ALIGN ((size_t)2 << 20)
-static task_t *chunk_map(void)
+static task_t *chunk_alloc(void)
 {
     /* C11's aligned_alloc wants a multiple of the alignment (ASan checks it) */
     task_t *c = aligned_alloc(CHUNK_ALIGN, (CHUNK_BYTES + CHUNK_ALIGN - 1) & ~(CHUNK_ALIGN - 1));
@@ -153,7 +153,7 @@ static bool pool_grow(void) /* under pool.lock */
     uint32_t c = atomic_load_explicit(&nchunks, memory_order_relaxed);
     if (c == MAX_CHUNKS)
         return false;
-    task_t *chunk = chunk_map();
+    task_t *chunk = chunk_alloc();
     if (!chunk)
         return false;
     uint32_t first = atomic_load_explicit(&version_floor, memory_order_relaxed);

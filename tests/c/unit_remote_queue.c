@@ -1,10 +1,11 @@
 /*
  * unit_remote_queue.c -- stress for a worker's remote queue (common/remote_queue.h),
  * built with a first ring of 8 cells that may grow to 64, so that producers grow rings,
- * overflow to the list and come back to the ring all the time.  Six producer threads push numbered tasks, pausing now and
- * then so the list drains; two consumer threads take batches (16 and 8, an owner and a
- * thief) through the queue's try-lock, and a third thread asks rq_remote_maybe all the
- * time without the lock, as idle workers do, across every ring replacement.  Every task must be taken exactly once, and each
+ * overflow to the list and come back to the ring all the time.  Six producer threads
+ * push numbered tasks, pausing now and then so the list drains; two consumer threads
+ * take batches (16 and 8, an owner and a thief) through the queue's try-lock, and a
+ * third thread asks rq_remote_maybe all the time without the lock, as idle workers do,
+ * across every ring replacement.  Every task must be taken exactly once, and each
  * producer's tasks in the order it pushed them; a task left behind shows as no progress
  * for 10 s (a failure, not a hang).  SB_STRESS_ITEMS sets the total.
  */
