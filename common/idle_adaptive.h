@@ -3,9 +3,9 @@
  * (Go's scheduler, Tokio).
  *
  * An idle worker first becomes a "spinner" if fewer than half the workers (at least one)
- * are spinning: it searches with backoff for ADAPTIVE_SPIN_NS.  Then it stops spinning and parks
- * in the parking lot (idle_park.h).  Submitters wake a parked worker only when nobody
- * spins: a spinner will find the task anyway.
+ * are spinning: it searches with backoff for ADAPTIVE_SPIN_NS.  Then it stops spinning
+ * and parks in the parking lot (idle_park.h).  Submitters wake a parked worker only
+ * when nobody spins: a spinner will find the task anyway.
  *
  * Why no wake-up is lost (publish, full barrier, check; Go's runtime/proc.go):
  *
@@ -16,9 +16,10 @@
  *
  * If the submitter sees nspinning > 0, that spinner's decrement comes after the
  * submitter's load in the seq_cst order, so the spinner's recheck finds the task (at
- * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own protocol covers the parked workers.  A spinner that finds
- * work while it was the last spinner wakes one parked worker to search in its place, so
- * a burst of tasks still spreads (Go's resetspinning).
+ * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own
+ * protocol covers the parked workers.  A spinner that finds work while it was the last
+ * spinner wakes one parked worker to search in its place, so a burst of tasks still
+ * spreads (Go's resetspinning).
  *
  * Runnext slots (sched.c, make_ready_again): spinners search them, so they are the
  * watchers while they spin; when nobody spins, the parking lot's watcher takes over

@@ -15,9 +15,10 @@
  * first, the sleeper's recheck sees the task.  If the sleeper's comes first, the waker
  * reads sleepers > 0 and finds lot.waiting == 1; it bumps that lot's state: that worker
  * either has not reached futex_wait (the kernel compares state with st and returns at
- * once) or is woken.  Either way it runs find_work again.  A waker therefore pays one fence and one load of a mostly
- * read-only line when nobody sleeps, and a system call only when somebody does: on this
- * kind of VM a futex call costs ~1.2 us, more than the whole switch path.
+ * once) or is woken.  Either way it runs find_work again.  A waker therefore pays one
+ * fence and one load of a mostly read-only line when nobody sleeps, and a system call
+ * only when somebody does: on this kind of VM a futex call costs ~1.2 us, more than the
+ * whole switch path.
  *
  * A waker claims the worker it wakes (waiting 1 -> 0, uncounted from sleepers), so a
  * burst of submissions wakes each sleeper once instead of calling futex_wake for every

@@ -3,8 +3,9 @@
  * exponential backoff (1, 2, 4 ... 128 CPU pauses), then yielding the CPU with
  * sched_yield between searches (backoff() in atomics.h).  A new task is found within
  * one search period without any wake-up system call, so submitters pay nothing; the
- * price is a core per idle worker, burned.  Nothing can be lost: nobody ever sleeps, and the spinners search
- * the runnext slots too, so they are the watchers (sched.c, make_ready_again).
+ * price is a core per idle worker, burned.  Nothing can be lost: nobody ever sleeps,
+ * and the spinners search the runnext slots too, so they are the watchers (sched.c,
+ * make_ready_again).
  */
 #ifndef SCHEDBENCH_IDLE_SPIN_H
 #define SCHEDBENCH_IDLE_SPIN_H

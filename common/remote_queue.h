@@ -369,7 +369,8 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
             }
             if (!await)
                 return NULL;
-            for (unsigned k = 0; ((v = atomic_load_explicit(c, memory_order_acquire)) & 1) != rq_lap(r, h); k++)
+            for (unsigned k = 0;
+                 ((v = atomic_load_explicit(c, memory_order_acquire)) & 1) != rq_lap(r, h); k++)
                 backoff(k);
         }
         /* release: our read of the cell comes before the next lap's producer writes it
@@ -407,8 +408,8 @@ static inline bool rq_remote_maybe(remote_queue_t *q)
     /* acquire: pairs with rq_ring_pop's release, so the ring is seen made */
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    return (atomic_load_explicit(&r->cells[h & r->mask], memory_order_relaxed) & 1) == rq_lap(r, h) ||
-           r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
+    uintptr_t cell = atomic_load_explicit(&r->cells[h & r->mask], memory_order_relaxed);
+    return (cell & 1) == rq_lap(r, h) || r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
            atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
            atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
 }

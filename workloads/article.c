@@ -67,7 +67,7 @@ typedef struct art_sub {
 } art_sub_t;
 
 struct art_run {
-    wl_article_t p;
+    WL_OWN_LINE wl_article_t p; /* WL_OWN_LINE: see workload.h */
     int workers;
     uint64_t iters;    /* kernel iterations of a task */
     uint64_t delay_ns; /* D */

@@ -35,7 +35,7 @@
 #include "workload.h"
 
 typedef struct blocked_run {
-    void *gate; /* a butex: 0 = closed, 1 = open */
+    WL_OWN_LINE void *gate; /* a butex: 0 = closed, 1 = open; WL_OWN_LINE: see workload.h */
     bthread_countdown_t arrived, finished;
     _Atomic uint64_t sum;
 } blocked_run_t;

@@ -41,7 +41,7 @@ typedef struct dag_cell {
 } dag_cell_t;
 
 struct dag_run {
-    long n;
+    WL_OWN_LINE long n; /* WL_OWN_LINE: see workload.h */
     uint64_t iters;
     dag_cell_t *cell; /* row-major, n * n */
     bthread_countdown_t done;

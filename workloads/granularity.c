@@ -34,7 +34,7 @@ typedef struct gran_task {
 } gran_task_t;
 
 struct gran_step {
-    int g;
+    WL_OWN_LINE int g; /* WL_OWN_LINE: see workload.h */
     uint64_t iters;
     long tasks;
     gran_task_t *task;

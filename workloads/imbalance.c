@@ -41,7 +41,7 @@ typedef struct imb_task {
 } imb_task_t;
 
 struct imb_run {
-    wl_imbalance_t p;  /* the arguments */
+    WL_OWN_LINE wl_imbalance_t p; /* the arguments; WL_OWN_LINE: see workload.h */
     uint64_t iters;    /* kernel iterations of a nominal task */
     uint64_t start_ns; /* when the run began (wl_now_ns) */
     uint64_t delay_ns; /* how long late submitters wait after start_ns */

@@ -29,7 +29,7 @@
 #define LAT_CHUNK_NS 50000 /* one chunk of background work */
 
 typedef struct lat_run {
-    _Atomic int stop;        /* set when every probe has run */
+    WL_OWN_LINE _Atomic int stop; /* set when every probe has run; WL_OWN_LINE: workload.h */
     uint64_t deadline_ns;    /* background tasks stop here at the latest */
     _Atomic uint64_t ran;    /* probes that ran */
     bthread_countdown_t done;

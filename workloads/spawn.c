@@ -24,7 +24,7 @@
 #include "workload.h"
 
 typedef struct spawn_run {
-    _Atomic uint64_t sum;
+    WL_OWN_LINE _Atomic uint64_t sum; /* WL_OWN_LINE: see workload.h */
     bthread_countdown_t done;
 } spawn_run_t;
 
@@ -46,8 +46,8 @@ static void *spawn_task(void *arg)
 /* The array kept between runs (see the top), and its length; a run takes it over with
  * an exchange, so concurrent runs each get an array of their own. */
 static struct spawn_array {
-    spawn_slot_t *slots;
     long n;
+    spawn_slot_t slots[];
 } *_Atomic spawn_kept;
 
 static struct spawn_array *spawn_array_get(long n)
@@ -55,15 +55,10 @@ static struct spawn_array *spawn_array_get(long n)
     struct spawn_array *a = atomic_exchange_explicit(&spawn_kept, NULL, memory_order_acquire);
     if (a && a->n >= n)
         return a;
-    if (a) {
-        free(a->slots);
-        free(a);
-    }
-    a = malloc(sizeof *a);
-    if (a && !(a->slots = malloc((size_t)n * sizeof *a->slots))) {
-        free(a);
-        a = NULL;
-    }
+    free(a);
+    if (n < 0 || (size_t)n > (SIZE_MAX - sizeof *a) / sizeof a->slots[0])
+        return NULL; /* no such size: ENOMEM */
+    a = malloc(sizeof *a + (size_t)n * sizeof a->slots[0]);
     if (a)
         a->n = n;
     return a;
@@ -73,11 +68,7 @@ static struct spawn_array *spawn_array_get(long n)
  * array kept meanwhile by a concurrent run is freed. */
 static void spawn_array_put(struct spawn_array *a)
 {
-    struct spawn_array *old = atomic_exchange_explicit(&spawn_kept, a, memory_order_acq_rel);
-    if (old) {
-        free(old->slots);
-        free(old);
-    }
+    free(atomic_exchange_explicit(&spawn_kept, a, memory_order_acq_rel));
 }
 
 static int spawn_parallel(const long *args, wl_run_t *out)

@@ -30,7 +30,7 @@
 #include "workload.h"
 
 typedef struct batch_run {
-    long n, batch;
+    WL_OWN_LINE long n, batch; /* WL_OWN_LINE: see workload.h */
     bool spin;       /* the submitter spins on `finished` instead of blocking */
     atomic_long finished;
     uint64_t iters;

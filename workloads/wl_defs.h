@@ -7,8 +7,8 @@
  *
  * The workloads that the reference rows also implement are here (fib, spawn,
  * granularity, imbalance), and the article's experiment, whose parameters and ideal
- * times run.py's report shares in words (harness/driver/article.py).  The work of a task (kernel, imbalance rule, granularity
- * sweep) is in wl_kernel.h.
+ * times run.py's report shares in words (harness/driver/article.py).  The work of a
+ * task (kernel, imbalance rule, granularity sweep) is in wl_kernel.h.
  */
 #ifndef SCHEDBENCH_WL_DEFS_H
 #define SCHEDBENCH_WL_DEFS_H

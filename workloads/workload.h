@@ -24,6 +24,22 @@
 #define WL_MAX_COUNTERS 8
 #define WL_MAX_SETS 64
 
+/* ---- a run's shared state: on lines of its own ------------------------------------ */
+/* A run keeps what its tasks read and write (the arguments, a sum, a count) in the
+ * frame of the function that submits them.  Left there as it falls, it shares a line
+ * with the frames of the calls that start the tasks (each call writes its return
+ * address and saved registers just below), so every task's access misses on a line
+ * that the submitter wrote a moment before, and the submitter's next call misses in
+ * turn: a cross-core round trip per task that the scheduler under test did not cause.
+ * WL_OWN_LINE on a run struct's first member gives the struct whole lines
+ * (workloads and the reference rows alike). */
+#define WL_LINE_BYTES 64
+#ifdef __cplusplus
+#define WL_OWN_LINE alignas(WL_LINE_BYTES)
+#else
+#define WL_OWN_LINE _Alignas(WL_LINE_BYTES)
+#endif
+
 typedef struct wl_counter {
     const char *name; /* e.g. "p99_us"; a string literal */
     double value;

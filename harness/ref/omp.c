@@ -74,17 +74,19 @@ int ref_spawn(const long *args, wl_run_t *out)
     long n = args[0];
     if (n < 1)
         return EINVAL;
-    uint64_t sum = 0;
+    struct {
+        WL_OWN_LINE uint64_t v; /* WL_OWN_LINE: see workload.h */
+    } sum = {0};
 #pragma omp parallel num_threads(omp_workers)
 #pragma omp single
     for (long i = 0; i < n; i++) {
 #pragma omp task firstprivate(i) shared(sum)
         {
 #pragma omp atomic
-            sum += (uint64_t)i;
+            sum.v += (uint64_t)i;
         }
     }
-    out->answer = sum; /* the region's barrier completed every task */
+    out->answer = sum.v; /* the region's barrier completed every task */
     out->items = (double)n;
     return 0;
 }

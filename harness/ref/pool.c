@@ -101,7 +101,7 @@ int ref_fib(const long *args, wl_run_t *out)
 /* ---- spawn: n tiny tasks from the calling thread ------------------------------------ */
 
 struct spawn_run {
-    atomic_uint_least64_t sum;
+    WL_OWN_LINE atomic_uint_least64_t sum; /* WL_OWN_LINE: see workload.h */
     struct latch done;
 };
 
@@ -132,7 +132,7 @@ int ref_spawn(const long *args, wl_run_t *out)
 /* ---- imbalance: P submitter threads, each queueing its share one task at a time ---- */
 
 struct imb_run {
-    wl_imbalance_t p; /* the arguments */
+    WL_OWN_LINE wl_imbalance_t p; /* the arguments; WL_OWN_LINE: see workload.h */
     uint64_t iters, start_ns, delay_ns;
     uint64_t *sums;
     struct latch done;
@@ -210,7 +210,7 @@ int ref_imbalance(const long *args, wl_run_t *out)
 /* ---- granularity: one sweep step, queued by the calling thread ---------------------- */
 
 struct gran_run {
-    int g;
+    WL_OWN_LINE int g; /* WL_OWN_LINE: see workload.h */
     uint64_t iters;
     uint64_t *sums;
     struct latch done;

@@ -92,8 +92,12 @@ extern "C" int ref_spawn(const long *args, wl_run_t *out)
     long n = args[0];
     if (n < 1)
         return EINVAL;
-    std::atomic<uint64_t> sum{0};
-    std::atomic<long> left{n};
+    struct {
+        WL_OWN_LINE std::atomic<uint64_t> sum; // WL_OWN_LINE: see workload.h
+        std::atomic<long> left;
+    } c;
+    c.sum.store(0, std::memory_order_relaxed); // before the tasks: enqueue orders it
+    c.left.store(n, std::memory_order_relaxed);
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
@@ -101,8 +105,8 @@ extern "C" int ref_spawn(const long *args, wl_run_t *out)
         g_foreign->enqueue([&, i] {
             // relaxed: only the total matters; the last task's acq_rel decrement and the
             // mutex order every add before the caller's read.
-            sum.fetch_add((uint64_t)i, std::memory_order_relaxed);
-            if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            c.sum.fetch_add((uint64_t)i, std::memory_order_relaxed);
+            if (c.left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
                 std::lock_guard<std::mutex> lock(m); // notify under the lock: the caller
                 done = true;                         // cannot return (and destroy m, cv)
                 cv.notify_one();                     // before we are done with them
@@ -110,7 +114,7 @@ extern "C" int ref_spawn(const long *args, wl_run_t *out)
         });
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return done; });
-    out->answer = sum.load(std::memory_order_relaxed);
+    out->answer = c.sum.load(std::memory_order_relaxed);
     out->items = (double)n;
     return 0;
 }
