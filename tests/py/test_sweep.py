@@ -298,6 +298,15 @@ def test_execute_plan_runs_jobs_points_at_once(tmp_path, jobs):
     assert backend.most == 1 if jobs == 1 else 1 < backend.most <= jobs
 
 
+def default_stop_signals():
+    """In the child before run.py starts: SIGINT, SIGTERM and SIGHUP at their defaults.
+    Whoever started the tests may have left them ignored (nohup ignores SIGHUP, a
+    non-interactive shell's background job SIGINT), and run.py keeps an ignored signal
+    ignored, by design: the signal these tests send would then do nothing."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def start_hanging_sweep(root, log, *extra, env=None):
     """./run.py run of static at 1 and 2 workers in the background (its own session),
     returned once its static/2 point hangs: (the Popen of run.py, the hanging bench's pid).
@@ -308,7 +317,7 @@ def start_hanging_sweep(root, log, *extra, env=None):
     proc = subprocess.Popen([sys.executable, RUN_PY, "run", "--root", root, "--workers",
                              "1,2", "--variants", "static", "--no-plot", "--quiet", *extra],
                             stderr=subprocess.PIPE, text=True, env=full_env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=default_stop_signals)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:          # wait for the hanging point to start
         hanging = [i for i in invocations(log) if i["workers"] == 2] \
