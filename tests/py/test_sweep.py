@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from harness.driver import build, plan, rundata, sweep
+from harness.driver import build, plan, proc, rundata, sweep
 
 from conftest import RUN_PY, cli
 
@@ -303,7 +303,7 @@ def default_stop_signals():
     Whoever started the tests may have left them ignored (nohup ignores SIGHUP, a
     non-interactive shell's background job SIGINT), and run.py keeps an ignored signal
     ignored, by design: the signal these tests send would then do nothing."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for signum in proc.STOP_SIGNALS:
         signal.signal(signum, signal.SIG_DFL)
 
 
@@ -388,7 +388,6 @@ def test_sigterm_and_sighup_end_the_bench_too(fake_root, tmp_path, signum):
 
 
 def test_a_stop_signal_waits_out_a_deferred_step_and_an_ignored_one_stays_ignored():
-    from harness.driver import proc
     seen = []
     safety = signal.signal(signal.SIGTERM, lambda *_: seen.append("unhandled"))
     hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)      # as under nohup
