@@ -81,6 +81,12 @@ static __attribute__((noinline)) worker_t *this_worker(void)
  * 1. The task pool.  Slots live in chunks that are never freed before shutdown; a task's
  * id is version << 32 | slot.  join_bx.value holds the live incarnation's version; it
  * moves to version + 1 when the task ends, so a stale id never reaches a reused slot.
+ * Versions never wrap: a slot that has handed out version 2^32 - 1 is retired (its
+ * join_bx.value becomes VERSION_RETIRED and it never returns to a free list), so no id
+ * is ever issued twice, at the price of 128 bytes per 4 billion tasks on one slot.  A
+ * slot's versions also outlive bthread_shutdown: each chunk has a record of its slots'
+ * next versions (`next_version`), written at shutdown and read when the chunk is made
+ * again, so an id from before a restart stays stale.
  * ==================================================================================== */
 #define SLOTS_PER_CHUNK 16384u /* 2 MiB of 128-byte slots: one huge page (chunk_alloc) */
 #define MAX_CHUNKS 256u /* 4M tasks alive at once */
@@ -109,16 +115,25 @@ typedef struct slot_array {
 static _Atomic(task_t *) chunks[MAX_CHUNKS];
 static _Atomic unsigned pool_generation; /* bumped by shutdown: foreign caches go stale */
 static _Atomic uint32_t nchunks;
-/* The first version of every slot a new chunk makes: past every version the scheduler
- * handed out before its last shutdown, so an id from before a shutdown names nothing
- * after the restart (it is stale, as any ended id).  Moved by pool_free_all, under
- * ctl.lock; read by pool_grow and core_task_of (relaxed: the next start-up is ordered
- * after the shutdown by ctl.lock and core_ensure_started's acquire, which every caller
- * of pool_grow passed; core_task_of only compares an id's version with it). */
-static _Atomic uint32_t version_floor = 1;
+/* Per chunk, the next version of each of its slots (0: retired) as of the last
+ * bthread_shutdown, or NULL for a chunk never made.  Allocated with the chunk (a chunk
+ * that cannot have one is not made), written by pool_free_all (under ctl.lock, no task
+ * alive), read by pool_grow and by core_task_of for a chunk not made again since the
+ * restart (relaxed: an id from before the shutdown is compared with a number the
+ * shutdown wrote before the caller could have learnt that the id ended). */
+static _Atomic(_Atomic uint32_t *) next_version[MAX_CHUNKS];
 
-/* The version a slot hands out after v: versions wrap past 0, which no id holds. */
-static inline uint32_t version_after(uint32_t v) { return v + 1 ? v + 1 : 1; }
+#define VERSION_RETIRED 0u /* join_bx.value of a retired slot: no id holds version 0 */
+/* The first version of a slot in a chunk made for the first time: 1, or, for the tests
+ * of retirement, SCHEDBENCH_TEST_FIRST_VERSION (so a test reaches the end of a slot's
+ * versions in a few starts instead of 2^32). */
+static uint32_t first_version(void)
+{
+    const char *e = getenv("SCHEDBENCH_TEST_FIRST_VERSION");
+    unsigned long v = e ? strtoul(e, NULL, 0) : 1;
+    return v >= 1 && v <= UINT32_MAX ? (uint32_t)v : 1;
+}
+
 /* The lock and what it guards share a line of their own (no other global's writes). */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
@@ -153,15 +168,29 @@ static bool pool_grow(void) /* under pool.lock */
     uint32_t c = atomic_load_explicit(&nchunks, memory_order_relaxed);
     if (c == MAX_CHUNKS)
         return false;
+    /* relaxed: written by a shutdown, which every start-up is ordered after (ctl.lock
+     * and core_ensure_started's acquire, which every caller of pool_grow passed) */
+    _Atomic uint32_t *saved = atomic_load_explicit(&next_version[c], memory_order_relaxed);
+    if (!saved) {
+        if (!(saved = malloc(SLOTS_PER_CHUNK * sizeof *saved)))
+            return false;
+        uint32_t first = first_version();
+        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++)
+            atomic_init(&saved[i], first);
+        atomic_store_explicit(&next_version[c], saved, memory_order_release);
+    }
     task_t *chunk = chunk_alloc();
     if (!chunk)
         return false;
-    uint32_t first = atomic_load_explicit(&version_floor, memory_order_relaxed);
     for (uint32_t i = SLOTS_PER_CHUNK; i-- > 0;) {
         task_t *t = &chunk[i];
+        uint32_t next = atomic_load_explicit(&saved[i], memory_order_relaxed);
         t->slot = c * SLOTS_PER_CHUNK + i;
-        butex_init_embedded(&t->join_bx, (int)first); /* free; its first version */
-        atomic_init(&t->version, first - 1); /* task_alloc hands out version + 1 */
+        butex_init_embedded(&t->join_bx, (int)next); /* free: the version it hands out next */
+        /* task_alloc hands out version + 1; a retired slot's last one was UINT32_MAX */
+        atomic_init(&t->version, next - 1);
+        if (next == VERSION_RETIRED)
+            continue; /* never free again */
         link_set(t, pool.free);
         pool.free = t;
     }
@@ -243,7 +272,8 @@ static task_t *task_alloc(struct free_cache *fc)
      * join_bx.value already is it (task_end, pool_grow), and leaving that line alone
      * keeps it in the cache of the worker that will end this task (an ended task's
      * exchange on it missed, cross-core, for every foreign start). */
-    uint32_t v = version_after(atomic_load_explicit(&t->version, memory_order_relaxed));
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed) + 1; /* < 2^32:
+                                                     retired slots are never free */
     atomic_store_explicit(&t->version, v, memory_order_relaxed); /* see core.h */
     link_set(t, NULL);
     return t;
@@ -318,25 +348,27 @@ static task_t *slot_task(uint32_t slot)
     return &atomic_load_explicit(&chunks[c], memory_order_relaxed)[slot % SLOTS_PER_CHUNK];
 }
 
-/* Versions of a slot are handed out in order (1, 2, ..., wrapping past 0); join_bx.value
- * is the live version, or, while the slot is free, the next one it will hand out.  So an
- * id whose version is ahead of the value was never handed out; one equal to it is alive
- * if t->version (the latest incarnation) equals it too, was never handed out if
- * t->version is older (the slot is free), and has ended if t->version is newer (it
- * ended and the slot was reused between our two loads). */
+/* Versions of a slot are handed out in order (1, 2, ..., 2^32 - 1, never wrapping);
+ * join_bx.value is the live version, or, while the slot is free, the next one it will
+ * hand out, or VERSION_RETIRED once every version was.  So an id whose version is ahead
+ * of the value was never handed out; one equal to it is alive if t->version (the latest
+ * incarnation) equals it too, was never handed out if t->version is older (the slot is
+ * free), and has ended if t->version is newer (it ended and the slot was reused between
+ * our two loads).  A slot past every chunk ever made, or in a chunk not made since a
+ * restart, is judged by the chunk's record of next versions (next_version), or is
+ * never-issued when the chunk was never made. */
 task_t *core_task_of(bthread_t tid, bool *invalid)
 {
-    uint32_t version = (uint32_t)(tid >> 32);
-    task_t *t = version ? slot_task((uint32_t)tid) : NULL;
-    bool never = t == NULL;
-    if (!t && version) /* a chunk not grown since the restart: older ids are stale */
-        never = (int32_t)(version - atomic_load_explicit(&version_floor,
-                                                         memory_order_relaxed)) >= 0;
+    uint32_t version = (uint32_t)(tid >> 32), slot = (uint32_t)tid;
+    task_t *t = version ? slot_task(slot) : NULL;
+    bool never = true;
     if (t) {
         /* acquire: pairs with the release in task_end; alive iff the versions match */
         uint32_t now = (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire);
-        if (now != version) {
-            never = (int32_t)(version - now) > 0; /* ahead of the slot, else ended */
+        if (now == VERSION_RETIRED) {
+            never = false; /* every version was handed out, and every one has ended */
+        } else if (now != version) {
+            never = version > now; /* ahead of the slot, else ended */
         } else {
             /* relaxed: monotonic per slot; an id's holder got it after task_alloc stored
              * it.  Read only here: an ended id (a join after the end) costs one line */
@@ -346,7 +378,16 @@ task_t *core_task_of(bthread_t tid, bool *invalid)
                     *invalid = false;
                 return t;
             }
-            never = (int32_t)(latest - version) < 0; /* free, not yet issued */
+            never = latest < version; /* free, not yet issued */
+        }
+    } else if (version && slot / SLOTS_PER_CHUNK < MAX_CHUNKS) {
+        /* acquire: pairs with pool_grow's release of a new record */
+        _Atomic uint32_t *saved = atomic_load_explicit(&next_version[slot / SLOTS_PER_CHUNK],
+                                                       memory_order_acquire);
+        if (saved) { /* a chunk not made again since a restart: older ids are stale */
+            uint32_t next = atomic_load_explicit(&saved[slot % SLOTS_PER_CHUNK],
+                                                 memory_order_relaxed);
+            never = next != VERSION_RETIRED && version >= next;
         }
     }
     if (invalid)
@@ -361,8 +402,8 @@ task_t *core_task_lock(bthread_t tid, bool *invalid)
         return NULL;
     spin_lock(&t->wait_lock);
     /* relaxed: task_end moves join_bx.value under wait_lock, which we hold.  The id was
-     * alive above, so the value still equal to its version means it still is (a value
-     * never returns to an old version short of 2^32 incarnations) */
+     * alive above, so the value still equal to its version means it still is (versions
+     * never repeat) */
     if ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed) ==
         (uint32_t)(tid >> 32))
         return t;
@@ -384,27 +425,24 @@ static unsigned long live_tasks(void)
     return live;
 }
 
-/* Under ctl.lock, every task ended: free the slots, and move version_floor past every
- * version handed out (a free slot's join_bx.value is the next one it would hand out;
- * compared as serial numbers, as versions wrap). */
+/* Under ctl.lock, every task ended: record each slot's next version (next_version, so
+ * the slot's ids stay stale after the restart) and free the slots. */
 static void pool_free_all(void)
 {
     atomic_fetch_add_explicit(&pool_generation, 1, memory_order_relaxed);
     uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
-    uint32_t floor = atomic_load_explicit(&version_floor, memory_order_relaxed);
+    atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     for (uint32_t c = 0; c < n; c++) {
         task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
-        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++) {
+        _Atomic uint32_t *saved = atomic_load_explicit(&next_version[c], memory_order_relaxed);
+        for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++)
             /* relaxed: every task ended before shutdown found no live task */
-            uint32_t v = (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
-                                                        memory_order_relaxed);
-            if ((int32_t)(v - floor) > 0)
-                floor = v;
-        }
+            atomic_store_explicit(&saved[i],
+                                  (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
+                                                                 memory_order_relaxed),
+                                  memory_order_relaxed);
         free(chunk);
     }
-    atomic_store_explicit(&version_floor, floor ? floor : 1, memory_order_relaxed);
-    atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
     pool.free = NULL;
     pool.batches = NULL;
     for (slot_array_t *a = pool.all, *next; a; a = next) {
@@ -921,11 +959,12 @@ static worker_t *task_end(worker_t *w, task_t *t)
      * store there (a rare lost join wake-up under `make test`'s aarch64 run); an RMW is
      * a locked host instruction, a full barrier, under qemu too. */
     uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    uint32_t next = v == UINT32_MAX ? VERSION_RETIRED : v + 1; /* see section 1 */
     /* Under wait_lock: bthread_stop and bthread_interrupt check the version and write
      * the flags under it (core_task_lock), so they either reach this incarnation before
      * it ends (the flags are reset below) or see it ended; never the slot's next task. */
     spin_lock(&t->wait_lock);
-    atomic_exchange_explicit(&t->join_bx.value, (int)version_after(v), memory_order_seq_cst);
+    atomic_exchange_explicit(&t->join_bx.value, (int)next, memory_order_seq_cst);
     spin_unlock(&t->wait_lock);
     if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
         butex_wake_all(&t->join_bx);
@@ -935,7 +974,8 @@ static worker_t *task_end(worker_t *w, task_t *t)
     atomic_store_explicit(&t->interrupted, false, memory_order_relaxed);
     atomic_store_explicit(&t->stopped, false, memory_order_relaxed);
     atomic_store_explicit(&t->joiners, 0, memory_order_relaxed);
-    task_free(&w->free_slots, t);
+    if (next != VERSION_RETIRED)
+        task_free(&w->free_slots, t);
     return w;
 }
 
