@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -182,6 +183,17 @@ void *bthread_getspecific(bthread_key_t key);
  * worker.  0, or -1 with errno (ETIMEDOUT, EINTR, EINVAL). */
 int bthread_fd_wait(int fd, unsigned events);
 int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime);
+/* connect(2) without blocking the worker: the socket is non-blocking for the connect
+ * (and as it was afterwards), and an EINPROGRESS connect waits for EPOLLOUT and reports
+ * SO_ERROR.  0, or -1 with errno (ETIMEDOUT past abstime, CLOCK_REALTIME).  From a plain
+ * pthread without a deadline: connect(2) itself. */
+int bthread_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);
+int bthread_timed_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen,
+                          const struct timespec *abstime);
+/* close(2) for a descriptor bthreads may wait on: wakes every bthread waiting on fd
+ * (its wait returns 0, and its next I/O on the number says EBADF), then closes it.  A
+ * plain close() wakes nobody: the waiter waits for its deadline or an interrupt. */
+int bthread_close(int fd);
 
 /* ---- EXTENSIONS (not in brpc) ----------------------------------------------------- */
 

@@ -23,18 +23,38 @@
  * for, say, a mutex and corrupt it.  With per-fd butexes a late event only bumps this
  * fd's counter.  The price: such a late event can make the *next* wait on the same fd
  * return 0 although the fd is not ready.  Callers retry their I/O on EAGAIN anyway, as
- * with any readiness API.  The table costs 12 bytes per fd number (the butex and a count
- * of the bthreads waiting on that number) and one butex per fd ever waited on.
+ * with any readiness API.
+ *
+ * Whose registration a DEL removes.  epoll keys a registration on the file *and* the
+ * number, but EPOLL_CTL_DEL names only the number, and removes the registration of
+ * whatever file the number names now.  When a waiter's number is closed and reused (a
+ * new pipe, dup2, accept: the everyday server pattern), epoll has dropped the first
+ * waiter's registration with the file, and a second bthread may register the new file
+ * on the same number; a DEL by the first waiter, leaving on a timeout or an interrupt,
+ * would remove the second one's, which then waits for its deadline or forever.  So each
+ * number keeps the owner of its live registration (the waiter whose ADD made it; a
+ * token unique while it waits), and a waiter leaves with a DEL only while it is still
+ * the owner; the ADD that makes a registration and the DEL that removes it run under
+ * the number's lock.  A waiter whose registration a reuse replaced leaves without a DEL
+ * (epoll dropped its registration with the file, or keeps it while a duplicate holds the
+ * file open, see below).  The table costs 24 bytes per fd number (butex, owner, waiter
+ * count, lock) and one butex per fd ever waited on.
+ *
+ * bthread_close (brpc's): close a number that bthreads may wait on.  Under the number's
+ * lock it bumps the butex and wakes every bthread waiting on the number (their waits
+ * return 0, as brpc's do: the caller's next I/O on the closed number says EBADF),
+ * removes the live registration and closes the number.  A plain close() wakes nobody.
  *
  * Limitations (brpc has the same ones):
  *   - one bthread at a time per fd: a second concurrent bthread waiter on the same fd
  *     gets -1 with errno EEXIST (epoll refuses a second ADD).  Plain pthreads have no
  *     such limit (see below).
- *   - closing an fd while a bthread waits on it does not wake the waiter (epoll drops a
- *     closed file silently); it waits until its deadline or an interrupt.  If a
- *     duplicate keeps the file open, its registration outlives the waiter (its DEL
- *     fails on the closed number); a later wait on the same number and file takes that
- *     registration over (ADD says EEXIST, nobody waits: MOD) instead of failing.
+ *   - closing an fd with close() while a bthread waits on it does not wake the waiter
+ *     (epoll drops a closed file silently); it waits until its deadline or an interrupt
+ *     (bthread_close wakes it).  If a duplicate keeps the file open, its registration
+ *     outlives the waiter (epoll cannot name it by number any more); a later wait on the
+ *     same number and file takes that registration over (ADD says EEXIST, nobody waits:
+ *     MOD) instead of failing.
  *   - fd numbers must be below FD_MAX (2^20) for the bthread path: EINVAL above.
  *   - a regular file or directory (epoll says EPERM) counts as always ready, as poll(2)
  *     reports it.
@@ -49,6 +69,7 @@
  * bthread_fd_shutdown_internal() (from bthread_shutdown()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -59,11 +80,13 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bthread.h"
 #include "butex.h"
 #include "fd_internal.h"
+#include "spinlock.h"
 #include "timeutil.h"
 
 /* epoll's event bits are poll's (the pthread path passes them straight to ppoll). */
@@ -81,16 +104,25 @@ _Static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLPRI == POLLPRI &
 #define FD_NBLOCKS 1024
 #define FD_MAX (FD_NBLOCKS * FD_BLOCK_SIZE)
 
+/* One fd number's entry.  The butex is made on the number's first wait and lives until
+ * shutdown; the rest are zero until then. */
+typedef struct fd_entry {
+    _Atomic(void *) butex;
+    _Atomic(void *) owner; /* the waiter whose ADD made the live registration, or NULL;
+                              under lock */
+    _Atomic int waiters;   /* bthreads inside fd_wait_bthread on this number */
+    spinlock_t lock;       /* an ADD and the owner it sets; the owner's check and DEL */
+} fd_entry_t;
+
 typedef struct fd_block {
-    _Atomic(void *) butex[FD_BLOCK_SIZE];
-    _Atomic int waiters[FD_BLOCK_SIZE]; /* bthreads inside fd_wait_bthread on this number */
+    fd_entry_t e[FD_BLOCK_SIZE];
 } fd_block_t;
 
 static _Atomic(fd_block_t *) fd_table[FD_NBLOCKS];
 
-/* Any thread.  The butex of fd (created on first use), or NULL with errno; *waiters is
- * set to the fd number's waiter count. */
-static void *fd_butex(int fd, _Atomic int **waiters)
+/* Any thread.  The entry of fd, its block made on first use when `make` (else NULL if
+ * it has none), or NULL with errno. */
+static fd_entry_t *fd_entry(int fd, bool make)
 {
     if (fd >= FD_MAX) {
         errno = EINVAL;
@@ -99,15 +131,11 @@ static void *fd_butex(int fd, _Atomic int **waiters)
     _Atomic(fd_block_t *) *bp = &fd_table[fd >> FD_BLOCK_BITS];
     /* acquire: pairs with the release that published the block's initialised slots. */
     fd_block_t *blk = atomic_load_explicit(bp, memory_order_acquire);
-    if (!blk) {
-        fd_block_t *fresh = malloc(sizeof *fresh);
+    if (!blk && make) {
+        fd_block_t *fresh = calloc(1, sizeof *fresh); /* all-zero: every entry empty */
         if (!fresh) {
             errno = ENOMEM;
             return NULL;
-        }
-        for (int i = 0; i < FD_BLOCK_SIZE; i++) {
-            atomic_init(&fresh->butex[i], NULL);
-            atomic_init(&fresh->waiters[i], 0);
         }
         /* release: publishes the initialised slots; acquire on failure: as above. */
         if (atomic_compare_exchange_strong_explicit(bp, &blk, fresh, memory_order_acq_rel,
@@ -116,10 +144,14 @@ static void *fd_butex(int fd, _Atomic int **waiters)
         else
             free(fresh);
     }
-    _Atomic(void *) *slot = &blk->butex[fd & (FD_BLOCK_SIZE - 1)];
-    *waiters = &blk->waiters[fd & (FD_BLOCK_SIZE - 1)];
+    return blk ? &blk->e[fd & (FD_BLOCK_SIZE - 1)] : NULL;
+}
+
+/* Any thread.  The butex of an entry, created on first use, or NULL with errno. */
+static void *fd_butex(fd_entry_t *e)
+{
     /* acquire: the butex was created (value 0) before its pointer was published. */
-    void *b = atomic_load_explicit(slot, memory_order_acquire);
+    void *b = atomic_load_explicit(&e->butex, memory_order_acquire);
     if (!b) {
         void *fresh = butex_create();
         if (!fresh) {
@@ -127,7 +159,8 @@ static void *fd_butex(int fd, _Atomic int **waiters)
             return NULL;
         }
         /* release/acquire: as for the block. */
-        if (atomic_compare_exchange_strong_explicit(slot, &b, fresh, memory_order_acq_rel,
+        if (atomic_compare_exchange_strong_explicit(&e->butex, &b, fresh,
+                                                    memory_order_acq_rel,
                                                     memory_order_acquire))
             b = fresh;
         else
@@ -230,7 +263,7 @@ void bthread_fd_shutdown_internal(void)
         if (!blk)
             continue;
         for (int j = 0; j < FD_BLOCK_SIZE; j++) {
-            void *b = atomic_load_explicit(&blk->butex[j], memory_order_relaxed);
+            void *b = atomic_load_explicit(&blk->e[j].butex, memory_order_relaxed);
             if (b)
                 butex_destroy(b);
         }
@@ -261,41 +294,50 @@ static int fd_wait_bthread(int fd, unsigned events, const struct timespec *absti
     const int ep = fd_dispatcher();
     if (ep < 0)
         return -1;
-    _Atomic int *waiters;
-    void *b = fd_butex(fd, &waiters);
+    fd_entry_t *e = fd_entry(fd, true);
+    void *b = e ? fd_butex(e) : NULL;
     if (!b)
         return -1;
     /* relaxed: only the dispatcher changes the value, after an event that needs the
      * registration below; butex_wait re-checks it under the butex lock. */
     const int seen = atomic_load_explicit((_Atomic int *)b, memory_order_relaxed);
     struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = b};
-    /* Each waiter counts itself before its ADD and uncounts after its DEL, so one whose
+    char me; /* this wait's owner token: an address unique while we wait */
+    /* Each waiter counts itself before its ADD and uncounts after leaving, so one whose
      * ADD fails with EEXIST and that then counts only itself knows that no live waiter
-     * made the registration (seq_cst; epoll's own lock orders one waiter's ADD before
+     * made the registration (seq_cst; the number's lock orders one waiter's ADD before
      * another's failed one). */
-    atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        int err = errno;
-        /* EEXIST with nobody else waiting: the leftover of a wait whose fd was closed
-         * while a duplicate kept the file open (epoll keys on file and number, and the
-         * waiter's DEL then failed); the number names that file again.  Take it over. */
-        if (err == EEXIST && atomic_load_explicit(waiters, memory_order_seq_cst) == 1 &&
-            epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) == 0)
-            err = 0;
-        if (err) {
-            atomic_fetch_sub_explicit(waiters, 1, memory_order_seq_cst);
-            if (err == EPERM)
-                return 0; /* a regular file, always ready */
-            errno = err;
-            return -1;
-        }
+    atomic_fetch_add_explicit(&e->waiters, 1, memory_order_seq_cst);
+    spin_lock(&e->lock);
+    int err = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? errno : 0;
+    /* EEXIST with nobody else waiting: the leftover of a wait whose fd was closed while
+     * a duplicate kept the file open (epoll keys on file and number, and that waiter
+     * could not remove it by number); the number names that file again.  Take it over. */
+    if (err == EEXIST && atomic_load_explicit(&e->waiters, memory_order_seq_cst) == 1 &&
+        epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) == 0)
+        err = 0;
+    if (!err) /* relaxed: under the lock */
+        atomic_store_explicit(&e->owner, &me, memory_order_relaxed);
+    spin_unlock(&e->lock);
+    if (err) {
+        atomic_fetch_sub_explicit(&e->waiters, 1, memory_order_seq_cst);
+        if (err == EPERM)
+            return 0; /* a regular file, always ready */
+        errno = err;
+        return -1;
     }
-    int err = 0;
     if (butex_wait(b, seen, abstime) < 0 && errno != EWOULDBLOCK)
         err = errno; /* ETIMEDOUT, EINTR */
-    /* Disarm.  Fails harmlessly (EBADF/ENOENT) if the fd was closed meanwhile. */
-    epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-    atomic_fetch_sub_explicit(waiters, 1, memory_order_seq_cst); /* after the DEL, see above */
+    /* Disarm, only while the live registration is still ours (see the file comment):
+     * after a close and a reuse of the number, another waiter's may be the one the
+     * number names now. */
+    spin_lock(&e->lock);
+    if (atomic_load_explicit(&e->owner, memory_order_relaxed) == &me) { /* under the lock */
+        epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL); /* ENOENT if the fd was closed meanwhile */
+        atomic_store_explicit(&e->owner, NULL, memory_order_relaxed);
+    }
+    spin_unlock(&e->lock);
+    atomic_fetch_sub_explicit(&e->waiters, 1, memory_order_seq_cst); /* see above */
     if (err == ETIMEDOUT && fd_ready_now(fd, events))
         err = 0; /* the event was on its way when the deadline fired */
     if (err) {
@@ -348,3 +390,62 @@ int bthread_fd_timedwait(int fd, unsigned events, const struct timespec *abstime
 }
 
 int bthread_fd_wait(int fd, unsigned events) { return bthread_fd_timedwait(fd, events, NULL); }
+
+int bthread_close(int fd)
+{
+    fd_entry_t *e = fd < 0 ? NULL : fd_entry(fd, false);
+    if (!e) /* never waited on by a bthread (or out of the table): a plain close */
+        return close(fd);
+    /* acquire: as in fd_butex */
+    void *b = atomic_load_explicit(&e->butex, memory_order_acquire);
+    const int ep = atomic_load_explicit(&fd_epfd, memory_order_acquire);
+    spin_lock(&e->lock);
+    if (b) {
+        /* relaxed: butex_wake_all's lock orders it against a waiter's check */
+        atomic_fetch_add_explicit((_Atomic int *)b, 1, memory_order_relaxed);
+        butex_wake_all(b);
+    }
+    if (atomic_load_explicit(&e->owner, memory_order_relaxed) && ep >= 0) { /* under lock */
+        epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+        atomic_store_explicit(&e->owner, NULL, memory_order_relaxed);
+    }
+    const int rc = close(fd);
+    spin_unlock(&e->lock);
+    return rc;
+}
+
+int bthread_timed_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen,
+                          const struct timespec *abstime)
+{
+    if (!abstime && bthread_self() == 0) /* a pthread, no deadline: a plain connect */
+        return connect(sockfd, addr, addrlen);
+    /* non-blocking for the connect, then as it was (brpc leaves it non-blocking) */
+    const int flags = fcntl(sockfd, F_GETFL);
+    if (flags < 0)
+        return -1;
+    if (!(flags & O_NONBLOCK) && fcntl(sockfd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return -1;
+    int rc = connect(sockfd, addr, addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        rc = bthread_fd_timedwait(sockfd, EPOLLOUT, abstime);
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (rc == 0 && getsockopt(sockfd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            rc = -1;
+        else if (rc == 0 && err) {
+            errno = err;
+            rc = -1;
+        }
+    }
+    if (!(flags & O_NONBLOCK)) {
+        const int saved = errno;
+        (void)fcntl(sockfd, F_SETFL, flags);
+        errno = saved;
+    }
+    return rc;
+}
+
+int bthread_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen)
+{
+    return bthread_timed_connect(sockfd, addr, addrlen, NULL);
+}
