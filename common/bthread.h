@@ -117,6 +117,8 @@ int bthread_getconcurrency(void);
 int bthread_setconcurrency(int num);
 
 /* ---- synchronization (common/sync.c) --------------------------------------------- */
+/* Every *_destroy refuses an object that is held or has a waiter with EBUSY (glibc's
+ * answer for a locked mutex) and leaves it intact; brpc leaves that case undefined. */
 
 typedef struct bthread_mutexattr_t { int unused; } bthread_mutexattr_t;
 typedef struct bthread_condattr_t { int unused; } bthread_condattr_t;

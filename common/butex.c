@@ -103,15 +103,29 @@ void *butex_create(void)
     return b;
 }
 
+/* Waiters still on a destroyed butex (a misuse: a destroy while somebody waits) are
+ * woken first (their wait returns 0, a spurious wake-up), so none of them is left on the
+ * list of the object this memory becomes next: a timed waiter that timed out there would
+ * unlink itself from that object's list and cut its waiters off. */
 void butex_destroy(void *p)
 {
     butex_t *b = p;
     if (!b)
         return;
+    butex_wake_all(b);
     spin_lock(&free_lock);
     b->head.next = (butex_link_t *)(void *)free_list;
     free_list = b;
     spin_unlock(&free_lock);
+}
+
+int butex_waiting(void *p)
+{
+    butex_t *b = p;
+    spin_lock(&b->lock);
+    const int waited_on = b->head.next != &b->head;
+    spin_unlock(&b->lock);
+    return waited_on;
 }
 
 /* ---- wake ----------------------------------------------------------------------------- */

@@ -22,7 +22,11 @@ extern "C" {
 #endif
 
 void *butex_create(void);         /* value 0; NULL with errno ENOMEM */
+/* Waiters still on the butex are woken (a misuse; their wait returns 0). */
 void butex_destroy(void *butex);
+/* EXTENSION: 1 if some waiter is queued on the butex, else 0.  A waiter that has read
+ * the value but is not queued yet is not seen. */
+int butex_waiting(void *butex);
 /* Wake at most one / n / all waiters; return how many were woken. */
 int butex_wake(void *butex);
 int butex_wake_n(void *butex, size_t n);

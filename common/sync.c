@@ -167,10 +167,18 @@ int bthread_mutex_init(bthread_mutex_t *m, const bthread_mutexattr_t *attr)
     return m->butex ? 0 : ENOMEM;
 }
 
+/* Every destroy below refuses (EBUSY, as glibc for a locked mutex) an object that is
+ * held or waited on, and then leaves it intact: destroying it would recycle its butex
+ * into the next object created, where a waiter that later times out would unlink itself
+ * from that object's wait list and cut off its innocent waiters. */
 int bthread_mutex_destroy(bthread_mutex_t *m)
 {
     if (!m || !m->butex)
         return EINVAL;
+    /* relaxed: a destroy racing a lock is the caller's bug; this catches the plain case */
+    if (atomic_load_explicit(word(m->butex), memory_order_relaxed) != 0 ||
+        butex_waiting(m->butex))
+        return EBUSY;
     butex_destroy(m->butex);
     m->butex = NULL;
     return 0;
@@ -234,6 +242,8 @@ int bthread_cond_destroy(bthread_cond_t *c)
 {
     if (!c || !c->seq)
         return EINVAL;
+    if (butex_waiting(c->seq))
+        return EBUSY; /* a waiter (see bthread_mutex_destroy) */
     butex_destroy(c->seq);
     c->seq = NULL;
     atomic_store_explicit(cond_mutex(c), NULL, memory_order_relaxed); /* not shared now */
@@ -338,6 +348,13 @@ int bthread_rwlock_destroy(bthread_rwlock_t *rw)
 {
     if (!rw || !rw->state)
         return EINVAL;
+    /* held (readers, a writer, or a queued writer holding wr_butex), or waited on: the
+     * three butexes are checked before any is destroyed (relaxed: as for the mutex) */
+    if (atomic_load_explicit(word(rw->state), memory_order_relaxed) != 0 ||
+        atomic_load_explicit(word(rw->wr_butex), memory_order_relaxed) != 0 ||
+        butex_waiting(rw->state) || butex_waiting(rw->wr_butex) ||
+        butex_waiting(rw->rd_butex))
+        return EBUSY;
     butex_destroy(rw->state);
     butex_destroy(rw->wr_butex);
     butex_destroy(rw->rd_butex);
@@ -507,6 +524,8 @@ int bthread_sem_destroy(bthread_sem_t *s)
 {
     if (!s || !s->butex)
         return EINVAL;
+    if (butex_waiting(s->butex))
+        return EBUSY; /* see bthread_mutex_destroy */
     butex_destroy(s->butex);
     s->butex = NULL;
     return 0;
@@ -616,6 +635,8 @@ int bthread_countdown_destroy(bthread_countdown_t *c)
 {
     if (!c || !c->butex)
         return EINVAL;
+    if (butex_waiting(c->butex))
+        return EBUSY; /* see bthread_mutex_destroy */
     butex_destroy(c->butex);
     c->butex = NULL;
     return 0;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bthread.h"
+#include "butex.h"
 
 #define LATE_MS 200
 
@@ -1180,4 +1181,162 @@ Test(sync, stress_mutex_timeouts_and_interrupts, .timeout = 120)
     cr_log_info("mutex race: %ld acquisitions, %ld timeouts\n", 6L * MR_ITERS,
                 (long)s.timeouts);
     cr_assert_eq(bthread_mutex_destroy(&s.m), 0);
+}
+
+/* ---- destroying what is held or waited on ------------------------------------------ */
+
+typedef struct misuse {
+    bthread_mutex_t m;
+    bthread_cond_t c;
+    int rc;
+} misuse_t;
+
+static void *timed_cond_waiter(void *p)
+{
+    misuse_t *s = p;
+    const struct timespec dl = deadline_in_ms(300);
+    CHECK(bthread_mutex_lock(&s->m) == 0);
+    s->rc = bthread_cond_timedwait(&s->c, &s->m, &dl);
+    CHECK(bthread_mutex_unlock(&s->m) == 0);
+    return NULL;
+}
+
+typedef struct innocent {
+    bthread_mutex_t *m;
+    int rc;
+} innocent_t;
+
+static void *innocent_locker(void *p)
+{
+    innocent_t *a = p;
+    const struct timespec dl = deadline_in_ms(10000);
+    a->rc = bthread_mutex_timedlock(a->m, &dl);
+    if (a->rc == 0)
+        CHECK(bthread_mutex_unlock(a->m) == 0);
+    return NULL;
+}
+
+static void wait_queued(void *butex)
+{
+    while (!butex_waiting(butex))
+        usleep(1000); /* bounded by the test's timeout */
+}
+
+/* A cond destroyed under a timed waiter: refused (EBUSY), so its wait object is not
+ * recycled into the next mutex made, where the waiter's timeout unlinked it from that
+ * mutex's list and an innocent waiter there was never woken (reproduced before the
+ * check: the innocent lock timed out).  Then a held mutex with a waiter. */
+static void cond_destroyed_under_a_timed_waiter(int waiter_is_bthread)
+{
+    misuse_t s;
+    CHECK(bthread_mutex_init(&s.m, NULL) == 0);
+    CHECK(bthread_cond_init(&s.c, NULL) == 0);
+    bthread_t wb;
+    pthread_t wp;
+    if (waiter_is_bthread)
+        CHECK(bthread_start_background(&wb, NULL, timed_cond_waiter, &s) == 0);
+    else
+        CHECK(pthread_create(&wp, NULL, timed_cond_waiter, &s) == 0);
+    wait_queued(s.c.seq);
+    CHECK(bthread_cond_destroy(&s.c) == EBUSY);
+    bthread_mutex_t m2; /* takes the memory a wrongly destroyed cond would have freed */
+    CHECK(bthread_mutex_init(&m2, NULL) == 0);
+    CHECK(bthread_mutex_lock(&m2) == 0);
+    innocent_t in = {.m = &m2};
+    bthread_t ib;
+    CHECK(bthread_start_background(&ib, NULL, innocent_locker, &in) == 0);
+    wait_queued(m2.butex);
+    if (waiter_is_bthread)
+        CHECK(bthread_join(wb, NULL) == 0); /* it times out meanwhile */
+    else
+        CHECK(pthread_join(wp, NULL) == 0);
+    CHECK(s.rc == ETIMEDOUT);
+    CHECK(bthread_mutex_destroy(&m2) == EBUSY); /* locked, with a waiter */
+    CHECK(bthread_mutex_unlock(&m2) == 0);
+    CHECK(bthread_join(ib, NULL) == 0);
+    CHECK(in.rc == 0);
+    CHECK(bthread_mutex_destroy(&m2) == 0);
+    CHECK(bthread_cond_destroy(&s.c) == 0);
+    CHECK(bthread_mutex_destroy(&s.m) == 0);
+}
+
+typedef struct sem_waiter_arg {
+    bthread_sem_t *s;
+    bthread_countdown_t *c;
+} sem_waiter_arg_t;
+
+static void *sem_then_countdown_waiter(void *p)
+{
+    sem_waiter_arg_t *a = p;
+    CHECK(bthread_sem_wait(a->s) == 0);
+    CHECK(bthread_countdown_wait(a->c) == 0);
+    return NULL;
+}
+
+Test(sync, destroying_a_held_or_waited_on_primitive_is_refused, .timeout = 60)
+{
+    cond_destroyed_under_a_timed_waiter(1);
+    cond_destroyed_under_a_timed_waiter(0);
+    /* a locked mutex, a read-held rwlock, a sem and a countdown with waiters */
+    bthread_mutex_t m;
+    cr_assert_eq(bthread_mutex_init(&m, NULL), 0);
+    cr_assert_eq(bthread_mutex_lock(&m), 0);
+    cr_assert_eq(bthread_mutex_destroy(&m), EBUSY);
+    cr_assert_eq(bthread_mutex_unlock(&m), 0);
+    cr_assert_eq(bthread_mutex_destroy(&m), 0);
+    bthread_rwlock_t rw;
+    cr_assert_eq(bthread_rwlock_init(&rw, NULL), 0);
+    cr_assert_eq(bthread_rwlock_rdlock(&rw), 0);
+    cr_assert_eq(bthread_rwlock_destroy(&rw), EBUSY);
+    cr_assert_eq(bthread_rwlock_unlock(&rw), 0);
+    cr_assert_eq(bthread_rwlock_wrlock(&rw), 0);
+    cr_assert_eq(bthread_rwlock_destroy(&rw), EBUSY);
+    cr_assert_eq(bthread_rwlock_unlock(&rw), 0);
+    cr_assert_eq(bthread_rwlock_destroy(&rw), 0);
+    bthread_sem_t sem;
+    bthread_countdown_t cd;
+    cr_assert_eq(bthread_sem_init(&sem, 0), 0);
+    cr_assert_eq(bthread_countdown_init(&cd, 1), 0);
+    sem_waiter_arg_t a = {&sem, &cd};
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, sem_then_countdown_waiter, &a), 0);
+    wait_queued(sem.butex);
+    cr_assert_eq(bthread_sem_destroy(&sem), EBUSY);
+    cr_assert_eq(bthread_sem_post(&sem), 0);
+    wait_queued(cd.butex);
+    cr_assert_eq(bthread_countdown_destroy(&cd), EBUSY);
+    cr_assert_eq(bthread_countdown_signal(&cd, 1), 0);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(bthread_sem_destroy(&sem), 0);
+    cr_assert_eq(bthread_countdown_destroy(&cd), 0);
+    assert_no_failures();
+}
+
+typedef struct bx_waiter {
+    void *b;
+    int rc, err;
+} bx_waiter_t;
+
+static void *timed_butex_waiter(void *p)
+{
+    bx_waiter_t *w = p;
+    const struct timespec dl = deadline_in_ms(10000);
+    w->rc = butex_wait(w->b, 0, &dl);
+    w->err = errno;
+    return NULL;
+}
+
+/* butex_destroy itself, under a waiter (brpc leaves this undefined): the waiter is
+ * woken at once, so it is on no list of whatever the memory becomes next. */
+Test(sync, a_destroyed_butex_wakes_its_waiters, .timeout = 30)
+{
+    bx_waiter_t w = {.b = butex_create()};
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, timed_butex_waiter, &w), 0);
+    wait_queued(w.b);
+    const int64_t t0 = now_ns();
+    butex_destroy(w.b);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(w.rc, 0, "errno %d", w.err);
+    cr_assert_lt(now_ns() - t0, 5000000000LL, "woken at its deadline, not by the destroy");
 }
