@@ -1557,11 +1557,16 @@ fail:
  * cost fib and spawn about 6 instructions per task). */
 static __attribute__((noinline, cold)) int start_slow(void)
 {
+    /* The start-up runs in the caller's thread, and what it calls (hwloc, mmap, thread
+     * creation) may leave errno set: the caller's errno is as it was (brpc's
+     * errno_not_changed). */
+    const int saved_errno = errno;
     pthread_mutex_lock(&ctl.lock);
     int rc = 0;
     if (!atomic_load_explicit(&ctl.running, memory_order_relaxed) && (rc = start_locked()) != 0)
         fprintf(stderr, "schedbench: cannot start the scheduler: %s\n", strerror(rc));
     pthread_mutex_unlock(&ctl.lock);
+    errno = saved_errno;
     return rc;
 }
 
@@ -1585,6 +1590,7 @@ int bthread_setconcurrency(int num)
     if (num < 1 || num > BTHREAD_MAX_CONCURRENCY)
         return EINVAL;
     int rc = 0;
+    const int saved_errno = errno; /* as in start_slow: growth starts threads */
     pthread_mutex_lock(&ctl.lock);
     int n = worker_count();
     if (!atomic_load_explicit(&ctl.running, memory_order_relaxed)) {
@@ -1600,6 +1606,7 @@ int bthread_setconcurrency(int num)
                 rc = EAGAIN;
     }
     pthread_mutex_unlock(&ctl.lock);
+    errno = saved_errno;
     return rc;
 }
 

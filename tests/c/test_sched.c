@@ -186,6 +186,23 @@ Test(sched, each_bthread_keeps_its_errno_across_yields, .timeout = 60)
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
+/* The lazy start-up runs in the caller's thread (hwloc, mmap, thread creation): the
+ * caller's errno is as it was, at the first start and at a growth (brpc's
+ * BthreadTest.errno_not_changed; the numa variant's topology load left ENOENT). */
+Test(sched, the_first_start_leaves_the_callers_errno_alone, .timeout = 30)
+{
+    errno = 4321;
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, count_one, NULL), 0);
+    cr_assert_eq(errno, 4321, "the start-up changed errno to %d", errno);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(errno, 4321);
+    errno = 4322;
+    (void)bthread_setconcurrency(bthread_getconcurrency() + 1); /* EPERM on numa: fine */
+    cr_assert_eq(errno, 4322, "growing changed errno to %d", errno);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
 /* A bthread that yields while it waits for a task queued on a busy worker must let that
  * task run: a yield that finds nothing ready on its own worker still tries a steal now
  * and then (bthread_yield).  `blocker` starts `yielder`, waits (without yielding) until
