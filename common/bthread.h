@@ -16,6 +16,7 @@
 #define SCHEDBENCH_BTHREAD_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,10 +54,15 @@ typedef unsigned bthread_attrflags_t;
  * caller, which is requeued without a wake-up (and counts for the next flush). */
 #define BTHREAD_NOSIGNAL 1u
 
+struct bthread_keytable_pool_t;
 typedef struct bthread_attr_t {
     bthread_stacktype_t stack_type;
     bthread_attrflags_t flags;
-    void *keytable_pool; /* accepted for source compatibility; unused */
+    /* As brpc: a bthread with a pool hands its bthread-local values (its keytable) back
+     * to the pool when it ends, instead of running their destructors, and a later
+     * bthread of the pool borrows them (see bthread_keytable_pool_init below).
+     * bthread_getattr reports NULL here: the pool is not kept once the table is used. */
+    struct bthread_keytable_pool_t *keytable_pool;
 } bthread_attr_t;
 
 static const bthread_attr_t BTHREAD_ATTR_PTHREAD = {BTHREAD_STACKTYPE_PTHREAD, 0, NULL};
@@ -173,11 +179,38 @@ int bthread_countdown_timedwait(bthread_countdown_t *c, const struct timespec *a
 
 /* ---- bthread-local storage (common/key.c) ----------------------------------------- */
 
+/* As brpc's: a bthread's values have their destructors run when it ends; a plain
+ * pthread's (and a value set outside any bthread) when the thread exits, not when it
+ * returns from main (exit() runs no pthread key destructors either). */
 typedef struct bthread_key_t { uint32_t index; uint32_t version; } bthread_key_t;
 int bthread_key_create(bthread_key_t *key, void (*destructor)(void *data));
+/* brpc's: a destructor with an argument of its own. */
+int bthread_key_create2(bthread_key_t *key, void (*destructor)(void *data, const void *arg),
+                        const void *destructor_arg);
 int bthread_key_delete(bthread_key_t key);
 int bthread_setspecific(bthread_key_t key, void *data);
 void *bthread_getspecific(bthread_key_t key);
+
+/* Keytable pools (brpc's): bthreads started with attr.keytable_pool = pool keep their
+ * values in tables the pool recycles.  A bthread of the pool that has set no value of
+ * its own borrows a table from the pool at its first bthread_getspecific; when it ends,
+ * its table goes back to the pool with its values (no destructor runs).  Destroying the
+ * pool runs the destructors of the tables it holds, and of tables handed back later. */
+typedef struct bthread_keytable_pool_t {
+    pthread_mutex_t mutex;
+    void *free_keytables;
+    int destroyed;
+} bthread_keytable_pool_t;
+typedef struct bthread_keytable_pool_stat_t { size_t nfree; } bthread_keytable_pool_stat_t;
+int bthread_keytable_pool_init(bthread_keytable_pool_t *pool);
+int bthread_keytable_pool_destroy(bthread_keytable_pool_t *pool);
+int bthread_keytable_pool_getstat(bthread_keytable_pool_t *pool,
+                                  bthread_keytable_pool_stat_t *stat);
+/* Make tables until the pool holds nfree, each with ctor(ctor_args) stored under key
+ * (a NULL from ctor ends it). */
+void bthread_keytable_pool_reserve(bthread_keytable_pool_t *pool, size_t nfree,
+                                   bthread_key_t key, void *ctor(const void *args),
+                                   const void *ctor_args);
 
 /* ---- file descriptors (common/fd.c) ------------------------------------------------ */
 

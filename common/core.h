@@ -78,7 +78,8 @@ struct task {
     sb_stack_t *stack;           /* NULL until first run (lazy) */
     _Atomic(task_t *) next;      /* link for queues and the free list (atomic: a remote
                                     queue's consumer reads it while a producer links) */
-    void *keytable;              /* bthread-local storage (key.c) */
+    void *keytable;              /* bthread-local storage (key.c): a table, NULL, or
+                                    until its first use a pool (KEY_POOL_TAG) */
     butex_waiter_t *waiter;      /* current butex wait, under wait_lock (butex.c) */
     _Atomic uint32_t version;    /* this incarnation; join_bx.value == version while alive.
                                     Relaxed everywhere: core_task_of may read it while the
@@ -134,8 +135,16 @@ static inline bthread_t core_tid(const task_t *t)
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);
 int futex_wake_private(_Atomic int *addr, int n);
 
-/* key.c: run the destructors of t's bthread-local values (at task exit). */
+/* key.c: run the destructors of t's bthread-local values, or hand its table back to
+ * its keytable pool (at task exit). */
 void key_run_destructors(task_t *t);
+/* What a new task's table slot holds: NULL, or its keytable pool tagged with bit 0 (its
+ * first bthread_getspecific borrows a table from the pool; key.c). */
+#define KEY_POOL_TAG ((uintptr_t)1)
+static inline void *key_initial_table(bthread_keytable_pool_t *pool)
+{
+    return pool ? (void *)((uintptr_t)pool | KEY_POOL_TAG) : NULL;
+}
 
 /* Monotonic clock in ns (vDSO, no system call). */
 uint64_t core_now_ns(void);

@@ -1294,7 +1294,7 @@ static int start_task(bthread_t *tid, const bthread_attr_t *attr, void *(*fn)(vo
     t->stack = NULL;
     t->stack_type = attr ? attr->stack_type : BTHREAD_STACKTYPE_NORMAL;
     t->attr_flags = attr ? attr->flags : 0;
-    t->keytable = NULL;
+    t->keytable = attr ? key_initial_table(attr->keytable_pool) : NULL;
     t->waiter = NULL;
     if (tid)
         *tid = core_tid(t); /* before it can run (and end) */
@@ -1448,7 +1448,7 @@ int bthread_getattr(bthread_t tid, bthread_attr_t *attr)
         return EINVAL;
     attr->stack_type = t->stack_type;
     attr->flags = t->attr_flags;
-    attr->keytable_pool = NULL;
+    attr->keytable_pool = NULL; /* not kept: the slot holds the table once used */
     return 0;
 }
 
