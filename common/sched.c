@@ -819,14 +819,44 @@ static bool assign_stack(task_t *t)
 /* Tasks that found no stack (memory exhausted) wait here for one, FIFO.  A task never
  * runs on a worker's own stack unless it asked to (BTHREAD_STACKTYPE_PTHREAD): there its
  * first blocking call would block the worker, and enough of them deadlock the program.
- * Each stack an ending task gives back (release_stack_cb) makes one waiting task
- * runnable on that worker, where the stack is now cached.  While any task waits,
- * bthread_start_* fails with EAGAIN, so a program learns of the exhaustion. */
+ * A waiting task is made runnable again
+ *   - by each stack an ending task gives back (release_stack_cb), on that worker, where
+ *     the stack is now cached;
+ *   - every STACKLESS_RETRY_NS by the timer thread (stackless_retry), one at a time, so
+ *     memory freed elsewhere, or a stack cached on another worker, is found.
+ * And it never waits on a stack that no task holds: each class keeps a reserve stack,
+ * made at start-up (stack_reserve) and handed out only when no other can be made, so
+ * while no task holds a stack the reserve is free and the next task gets it.  While any
+ * task waits, bthread_start_* fails with EAGAIN, so a program learns of the exhaustion.
+ * (Before the reserve, a program whose first task found the address space exhausted by
+ * its worker threads' arenas waited forever in its join.) */
+#define STACKLESS_RETRY_NS 10000000 /* 10 ms */
 static struct {
     alignas(CACHELINE) spinlock_t lock;
     task_t *head, *tail;  /* under lock */
     _Atomic int n;        /* read without the lock as a hint */
+    _Atomic bool retry_armed; /* a stackless_retry timer is set */
 } stackless = {.lock = SPINLOCK_INIT};
+
+static task_t *stackless_pop(void);
+
+/* The timer thread: one waiting task goes back to a queue (a non-worker's start), and
+ * the timer is set again while others wait. */
+static void stackless_retry(void *unused)
+{
+    (void)unused;
+    atomic_store_explicit(&stackless.retry_armed, false, memory_order_relaxed);
+    task_t *t = stackless_pop();
+    if (t)
+        make_ready(NULL, t, true); /* it may fail again: then it re-arms the timer */
+    /* relaxed hint: a task pushed meanwhile arms the timer itself */
+    if (atomic_load_explicit(&stackless.n, memory_order_relaxed) &&
+        !atomic_exchange_explicit(&stackless.retry_armed, true, memory_order_relaxed)) {
+        struct timespec at = sb_ns_to_ts(sb_clock_ns(CLOCK_REALTIME) + STACKLESS_RETRY_NS);
+        if (!timer_add(&at, stackless_retry, NULL))
+            atomic_store_explicit(&stackless.retry_armed, false, memory_order_relaxed);
+    }
+}
 
 static void stackless_push(task_t *t)
 {
@@ -843,6 +873,12 @@ static void stackless_push(task_t *t)
     stackless.tail = t;
     atomic_fetch_add_explicit(&stackless.n, 1, memory_order_relaxed);
     spin_unlock(&stackless.lock);
+    /* relaxed: the flag only keeps one timer set at a time */
+    if (!atomic_exchange_explicit(&stackless.retry_armed, true, memory_order_relaxed)) {
+        struct timespec at = sb_ns_to_ts(sb_clock_ns(CLOCK_REALTIME) + STACKLESS_RETRY_NS);
+        if (!timer_add(&at, stackless_retry, NULL)) /* no memory: the next push tries */
+            atomic_store_explicit(&stackless.retry_armed, false, memory_order_relaxed);
+    }
 }
 
 static task_t *stackless_pop(void)
@@ -1522,6 +1558,8 @@ static int start_locked(void)
     for (int i = 0; i < n; i++)
         if (worker_setup(i) != 0)
             goto fail;
+    if (stack_reserve() != 0) /* each class's reserve stack: see stackless */
+        goto fail;
     atomic_store_explicit(&ctl.stopping, false, memory_order_relaxed);
     /* the victim orders are built for n workers (a start that falls short only leaves
      * empty victims in them) */

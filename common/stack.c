@@ -61,6 +61,9 @@ typedef struct slab {
 } slab_t;
 static slab_t *slab_list; /* every slab, for stack_shutdown */
 static size_t nslabs, slab_cap;
+static sb_stack_t *reserved[STACK_NCLASS]; /* the reserves while free (stack_reserve) */
+static bool has_reserve[STACK_NCLASS];     /* made, free or not */
+static atomic_bool scarce;                 /* see stack_scarce */
 
 /* Counters: relaxed, they are statistics.  live_guarded is the map budget's account. */
 static _Atomic uint64_t c_mapped, c_unmapped, c_slab_stacks, c_pool_hits, c_failures;
@@ -299,6 +302,21 @@ sb_stack_t *stack_map_new(enum stack_class cls)
     return s;
 }
 
+/* A new stack: guarded while the map budget lasts, else from a slab.  NULL: neither. */
+static sb_stack_t *make_stack(enum stack_class cls)
+{
+    if (atomic_fetch_add_explicit(&live_guarded, 1, memory_order_relaxed) < budget()) {
+        sb_stack_t *s = map_guarded(cls);
+        if (s)
+            return s;
+        warn_fallback(guard_size ? "mmap/mprotect failed" : "mmap failed", errno);
+    } else {
+        warn_fallback("map budget reached", ENOMEM);
+    }
+    atomic_fetch_sub_explicit(&live_guarded, 1, memory_order_relaxed);
+    return carve_from_slab(cls);
+}
+
 sb_stack_t *stack_get(enum stack_class cls)
 {
     ensure_config();
@@ -320,23 +338,47 @@ sb_stack_t *stack_get(enum stack_class cls)
         atomic_fetch_add_explicit(&c_pool_hits, 1, memory_order_relaxed);
         return s;
     }
-    /* A new one: guarded while the map budget lasts, else from a slab. */
-    if (atomic_fetch_add_explicit(&live_guarded, 1, memory_order_relaxed) < budget()) {
-        s = map_guarded(cls);
-        if (s)
-            return s;
-        warn_fallback(guard_size ? "mmap/mprotect failed" : "mmap failed", errno);
-    } else {
-        warn_fallback("map budget reached", ENOMEM);
+    s = make_stack(cls);
+    if (s) {
+        if (atomic_load_explicit(&scarce, memory_order_relaxed)) /* relaxed: a hint */
+            atomic_store_explicit(&scarce, false, memory_order_relaxed);
+        return s;
     }
-    atomic_fetch_sub_explicit(&live_guarded, 1, memory_order_relaxed);
-    s = carve_from_slab(cls);
+    /* Nothing could be made: the reserve, if it is free */
+    atomic_store_explicit(&scarce, true, memory_order_relaxed);
+    spin_lock(&lock);
+    s = reserved[cls];
+    reserved[cls] = NULL;
+    spin_unlock(&lock);
     if (!s) {
         atomic_fetch_add_explicit(&c_failures, 1, memory_order_relaxed);
         errno = ENOMEM;
     }
     return s;
 }
+
+int stack_reserve(void)
+{
+    ensure_config();
+    for (int c = 0; c < STACK_NCLASS; c++) {
+        spin_lock(&lock);
+        bool have = has_reserve[c];
+        spin_unlock(&lock);
+        if (have)
+            continue;
+        sb_stack_t *s = make_stack((enum stack_class)c);
+        if (!s)
+            return ENOMEM;
+        s->reserve = true;
+        spin_lock(&lock);
+        reserved[c] = s;
+        has_reserve[c] = true;
+        spin_unlock(&lock);
+    }
+    return 0;
+}
+
+bool stack_scarce(void) { return atomic_load_explicit(&scarce, memory_order_relaxed); }
 
 static void unmap_one(sb_stack_t *s)
 {
@@ -353,7 +395,14 @@ void stack_put(sb_stack_t *s)
     if (!s)
         return;
     enum stack_class cls = s->cls;
-    if (tls_count[cls] < TLS_CACHE_MAX) {
+    if (s->reserve) { /* back where it waits for the next shortage */
+        spin_lock(&lock);
+        reserved[cls] = s;
+        spin_unlock(&lock);
+        return;
+    }
+    /* relaxed: a hint; while stacks are scarce, none waits in this thread's cache */
+    if (tls_count[cls] < TLS_CACHE_MAX && !atomic_load_explicit(&scarce, memory_order_relaxed)) {
         s->next = tls_cache[cls];
         tls_cache[cls] = s;
         tls_count[cls]++;
@@ -406,7 +455,15 @@ void stack_shutdown(void)
             s = n;
         }
         slab_cur[c] = slab_end[c] = NULL;
+        sb_stack_t *r = reserved[c]; /* free: no stack is in use (stack.h) */
+        reserved[c] = NULL;
+        has_reserve[c] = false;
+        if (r && r->map)
+            unmap_one(r);
+        else if (r)
+            VALGRIND_STACK_DEREGISTER(r->valgrind_id);
     }
+    atomic_store_explicit(&scarce, false, memory_order_relaxed);
     for (size_t i = 0; i < nslabs; i++)
         munmap(slab_list[i].map, slab_list[i].len);
     free(slab_list);

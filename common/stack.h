@@ -42,13 +42,24 @@ typedef struct sb_stack {
     size_t map_len;
     enum stack_class cls;
     bool guarded;
+    bool reserve;         /* the class's reserve stack (stack_reserve) */
     unsigned valgrind_id;
     void *tsan_fiber;     /* owned by the core's switch code (ThreadSanitizer builds) */
     struct sb_stack *next; /* free-list link */
 } sb_stack_t;
 
-/* Returns a stack of the class, or NULL with errno = ENOMEM. */
+/* Returns a stack of the class, or NULL with errno = ENOMEM.  When no stack can be
+ * made, the class's reserve (stack_reserve) is handed out if it is free. */
 sb_stack_t *stack_get(enum stack_class cls);
+/* Make sure each class has its reserve: one stack set aside at start-up and handed out
+ * only when no other can be had, then kept for that use (stack_put puts it back there).
+ * So while no task holds a stack, a task that needs one gets one: a program never waits
+ * for a stack that nobody will give back.  0, or ENOMEM (the start-up then fails). */
+int stack_reserve(void);
+/* True after a stack_get found no stack but the reserve (or none), until a new stack
+ * can be mapped again: stack_put then keeps no stack in a thread's own cache, where a
+ * task on another thread could not reach it. */
+bool stack_scarce(void);
 /* Back to the calling thread's cache (or the shared list, or the OS). */
 void stack_put(sb_stack_t *s);
 /* Return every cached and pooled stack to the OS and forget the configuration.  Only

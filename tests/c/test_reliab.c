@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bthread.h"
+#include "stack.h" /* stack_test_inject */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SB_UNDER_TSAN)
 #define SANITIZED 1
@@ -450,6 +451,62 @@ static int exhaust_stacks(void)
     return 0;
 }
 
+/* No stack can be made at all (every mmap fails, no slab either) while no task holds
+ * one: started tasks still run, one after another, on the reserve stack the start-up
+ * set aside; a task that waits meanwhile is run when the reserve comes back; starts
+ * fail with EAGAIN while one waits.  Before the reserve, the first task waited forever
+ * for a stack nobody would give back (the join hung). */
+static void *waits_for_sem(void *p)
+{
+    bthread_sem_wait(p);
+    return NULL;
+}
+
+static void *returns_at_once(void *p) { return p; }
+
+static int no_stack_can_be_made(void)
+{
+    if (bthread_setconcurrency(2) != 0)
+        return 1;
+    /* start the scheduler with a task that needs no stack: none is made or cached */
+    bthread_t t0;
+    if (bthread_start_background(&t0, &BTHREAD_ATTR_PTHREAD, returns_at_once, NULL) != 0 ||
+        bthread_join(t0, NULL) != 0)
+        return 7;
+    stack_test_inject(1u << 30, 0, true);
+    for (int i = 0; i < 10; i++) {
+        bthread_t t;
+        if (bthread_start_background(&t, NULL, returns_at_once, NULL) != 0 ||
+            bthread_join(t, NULL) != 0)
+            return 2;
+    }
+    bthread_sem_t sem;
+    bthread_sem_init(&sem, 0);
+    bthread_t a, b;
+    if (bthread_start_background(&a, NULL, waits_for_sem, &sem) != 0)
+        return 3; /* a holds the reserve, blocked */
+    if (bthread_start_background(&b, NULL, waits_for_sem, &sem) != 0)
+        return 4; /* b: no stack, waits for one */
+    /* starts succeed until a worker has found no stack for b (or for one of these),
+     * then fail with EAGAIN */
+    enum { MANY = 100000 };
+    static bthread_t c[MANY];
+    int n = 0, rc;
+    while (n < MANY && (rc = bthread_start_background(&c[n], NULL, returns_at_once, NULL)) == 0) {
+        n++;
+        usleep(100);
+    }
+    if (n == MANY || rc != EAGAIN)
+        return 5;
+    bthread_sem_post_n(&sem, 2);
+    if (bthread_join(a, NULL) != 0 || bthread_join(b, NULL) != 0)
+        return 6;
+    for (int i = 0; i < n; i++) /* each on the reserve in turn */
+        if (bthread_join(c[i], NULL) != 0)
+            return 8;
+    return 0;
+}
+
 /* An address-space limit cannot be set for the tested code alone where something else
  * shares its process: a sanitizer's shadow memory, or qemu-user's own reservations
  * (tests/rules.mk sets SB_EMULATED there).  Such a test is skipped, saying why. */
@@ -459,6 +516,12 @@ static void skip_if_address_space_is_shared(void)
         cr_skip_test("a sanitizer's shadow memory does not fit an RLIMIT_AS");
     if (getenv("SB_EMULATED"))
         cr_skip_test("RLIMIT_AS would limit the emulator (%s), not the tested code", getenv("SB_EMULATED"));
+}
+
+Test(reliab, a_task_never_waits_for_a_stack_that_no_task_holds, .timeout = 60)
+{
+    int st = in_limited_child(no_stack_can_be_made, 0, 30);
+    cr_assert_eq(st, 0, "child status %d (200: hung)", st);
 }
 
 Test(reliab, exhausted_stacks_fail_starts_and_every_started_task_runs, .timeout = 60)
@@ -472,9 +535,10 @@ Test(reliab, exhausted_stacks_fail_starts_and_every_started_task_runs, .timeout 
 /* ---- 5 and 10. worker threads that cannot start; growing a running scheduler -------- */
 static void *nop(void *p) { return p; }
 
-/* At start-up: the workers that started run, and nothing aborts.  (The workers' stacks
- * take all the headroom, so the task itself may find no stack and wait for one: it is
- * not joined.) */
+/* At start-up: the workers that started run, and nothing aborts.  The workers' stacks
+ * and arenas take the headroom, and a start either runs its task or returns EAGAIN:
+ * never a task that waits forever for a stack nobody holds (the join hung in 3-4 of 6
+ * runs before each stack class had its reserve). */
 static int too_many_workers_at_start(void)
 {
     if (bthread_setconcurrency(200) != 0)
@@ -483,6 +547,8 @@ static int too_many_workers_at_start(void)
     int rc = bthread_start_background(&t, NULL, nop, NULL);
     if (rc != 0 && rc != EAGAIN)
         return 3;
+    if (rc == 0 && bthread_join(t, NULL) != 0)
+        return 5;
     int n = bthread_getconcurrency();
     return n >= 1 && n < 200 ? 0 : 4;
 }
