@@ -306,7 +306,9 @@ int butex_wait(void *p, int expected, const struct timespec *abstime)
     task_t *t = core_current_suspendable();
     int reason;
     if (!t) {
+        core_worker_blocks(true); /* a worker's thread: its queues are lent meanwhile */
         reason = wait_pthread(b, &w);
+        core_worker_blocks(false);
     } else {
         w.task = t;
         core_suspend(wait_remained, &w);
@@ -385,7 +387,10 @@ int bthread_usleep(uint64_t us)
     if (!core_current_suspendable()) {
         struct timespec rel = {.tv_sec = (time_t)(us / 1000000),
                                .tv_nsec = (long)(us % 1000000) * 1000};
-        return nanosleep(&rel, NULL);
+        core_worker_blocks(true); /* as in butex_wait */
+        int rc = nanosleep(&rel, NULL);
+        core_worker_blocks(false);
+        return rc;
     }
     butex_t sleeper;
     butex_init_embedded(&sleeper, 0);

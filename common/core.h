@@ -115,6 +115,10 @@ task_t *core_current_suspendable(void);
 void core_ready(task_t *t);
 /* Make a task woken by a butex runnable (see sched.c: the runnext slot). */
 void core_ready_woken(task_t *t);
+/* The calling thread blocks in a wait (true) or returns from it (false): a worker's
+ * thread lends its queues to the other workers meanwhile, where they do not steal
+ * (sched.c).  Nothing on a plain pthread. */
+void core_worker_blocks(bool blocking);
 /* Suspend the running bthread; fn(arg) runs right after the switch, on whatever runs
  * next (the "remained" callback), and typically publishes the task to a wait list. */
 void core_suspend(void (*fn)(void *), void *arg);

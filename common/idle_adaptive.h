@@ -18,8 +18,8 @@
  * submitter's load in the seq_cst order, so the spinner's recheck finds the task (at
  * the latest the one park_wait makes after its fence).  If it sees 0, park_wake's own
  * protocol covers the parked workers.  A spinner that finds work while it was the last
- * spinner wakes one parked worker to search in its place, so a burst of tasks still
- * spreads (Go's resetspinning).
+ * spinner wakes one parked worker to search in its place, which spins in turn, so a
+ * burst of tasks still spreads (Go's resetspinning and wakep).
  *
  * Runnext slots (sched.c, make_ready_again): spinners search them, so they are the
  * watchers while they spin; when nobody spins, the parking lot's watcher takes over
@@ -37,34 +37,53 @@
 
 static _Atomic int nspinning;
 
-static inline task_t *adaptive_wait(worker_t *w)
+/* One spin phase, if fewer than half of the workers (at least one) spin: a task, or
+ * NULL after ADAPTIVE_SPIN_NS (or when the spinners are too many). */
+static inline task_t *adaptive_spin(worker_t *w)
 {
     int s = atomic_load_explicit(&nspinning, memory_order_relaxed);
-    if ((s == 0 || 2 * s < worker_count()) &&
-        atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
-                                                memory_order_relaxed)) {
-        int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + ADAPTIVE_SPIN_NS;
-        for (unsigned i = 0; !core_stopping() && i < IDLE_SEARCH_ROUNDS_MAX &&
-                             (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);
-             i++) {
-            task_t *t = find_work(w);
-            if (t) {
-                if (atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst) == 1)
-                    park_wake(NULL);
-                return t;
-            }
-            backoff_pause(i);
-        }
-        /* The recheck right below is a fast path only: a seq_cst RMW does not order
-         * later relaxed loads, in C11 nor on aarch64 (x86-64's locked RMW does).  The
-         * guarantee is park_wait's: its fence follows this decrement, so a submitter
-         * that read our count from before it has its task seen by park_wait's recheck. */
-        atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst);
+    if (!((s == 0 || 2 * s < worker_count()) &&
+          atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed)))
+        return NULL;
+    int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + ADAPTIVE_SPIN_NS;
+    for (unsigned i = 0; !core_stopping() && i < IDLE_SEARCH_ROUNDS_MAX &&
+                         (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);
+         i++) {
         task_t *t = find_work(w);
+        if (t) {
+            if (atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst) == 1)
+                park_wake(NULL);
+            return t;
+        }
+        backoff_pause(i);
+    }
+    /* The recheck right below is a fast path only: a seq_cst RMW does not order later
+     * relaxed loads, in C11 nor on aarch64 (x86-64's locked RMW does).  The guarantee
+     * is park_wait's: its fence follows this decrement, so a submitter that read our
+     * count from before it has its task seen by park_wait's recheck. */
+    atomic_fetch_sub_explicit(&nspinning, 1, memory_order_seq_cst);
+    return find_work(w);
+}
+
+/* Spin, then park; a worker woken from the lot spins again before it takes work (Go's
+ * wakep starts a spinning M), so that when it finds a task while it is the last spinner
+ * it wakes the next one.  That chain is what carries a burst of tasks that were queued
+ * while somebody spun (their submitters woke nobody) to enough workers: without it, the
+ * one worker the last spinner woke took one task and nothing woke another for the
+ * rest.  When both take tasks that block their threads (BTHREAD_STACKTYPE_PTHREAD
+ * bthreads waiting on a mutex), the rest stay queued on parked workers for good: brpc's
+ * MutexTest.mix_thread_types hung in about 1 run of 10. */
+static inline task_t *adaptive_wait(worker_t *w)
+{
+    for (;;) {
+        task_t *t = adaptive_spin(w);
         if (t)
             return t;
+        t = park_wait(w);
+        if (t || core_stopping())
+            return t;
     }
-    return park_wait(w);
 }
 
 static inline void adaptive_wake(worker_t *target)

@@ -490,6 +490,7 @@ struct worker {
     alignas(CACHELINE) worker_stats_t st;
     /* -- shared with thieves and submitters ------------------------------------------ */
     alignas(CACHELINE) _Atomic(task_t *) runnext; /* a woken task this worker runs next */
+    _Atomic bool thread_blocked; /* its thread is blocked in a wait (core_worker_blocks) */
     RQ_T rq;
     remote_queue_t remote;
     pthread_t thread;
@@ -1108,17 +1109,79 @@ static inline __attribute__((unused)) task_t *runnext_take_stuck(worker_t *v)
     return atomic_exchange_explicit(&v->runnext, NULL, memory_order_acq_rel);
 }
 
-/* True when an idle worker should watch the runnext slots (the parking lot's watcher):
- * there is a slot that another worker may take. */
-static inline __attribute__((unused)) bool core_watch_wanted(void)
+/* Workers whose thread is blocked in a wait (core_worker_blocks).  Counted for the
+ * variants without stealing only: there nobody else would ever run what waits on such a
+ * worker. */
+static _Atomic int nblocked;
+
+/* A worker whose thread blocks: a BTHREAD_STACKTYPE_PTHREAD task (or a worker's own
+ * context) waiting on a butex or sleeping, on the worker's thread.  Where workers steal,
+ * others take its queued tasks anyway.  Where they do not (STEALING 0: static,
+ * affinity), its queues would wait for its thread, and a task it waits for, queued
+ * there, never runs: a deadlock brpc never has (its workers steal), e.g. brpc's
+ * BthreadTest.bthread_usleep and SemaphoreTest.mix_thread_types.  So while a worker is
+ * blocked it lends its queues to the others: the idle workers' search takes from them
+ * (rescue_blocked), one sleeper is woken when it blocks, and while any worker is blocked
+ * the parking lot's watcher looks every PARK_WATCH_NS for what was queued there since
+ * (core_watch_wanted).  A policy that never moves a task thus moves one only when the
+ * alternative is that it never runs. */
+void core_worker_blocks(bool blocking)
 {
-    return STEALING && RUNNEXT && worker_count() > 1;
+    worker_t *w = tls_worker;
+    if (STEALING || !w)
+        return;
+    /* seq_cst: the flag and the count are seen by a searcher (rescue_blocked) and a
+     * parking worker (park_try_watch) after the wake below, or by their own next look */
+    atomic_store_explicit(&w->thread_blocked, blocking, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&nblocked, blocking ? 1 : -1, memory_order_seq_cst);
+    if (blocking)
+        IDLE_WAKE(NULL); /* someone comes for what is queued here already */
 }
 
-/* The watcher's look: a task stuck in another worker's runnext slot, or NULL.  Owner
- * only (w is the caller's worker). */
+/* A task queued on a worker whose thread is blocked, taken by w, or NULL (STEALING 0
+ * only, see core_worker_blocks).  Owner only. */
+static task_t *rescue_blocked(worker_t *w)
+{
+    if (STEALING || !atomic_load_explicit(&nblocked, memory_order_seq_cst))
+        return NULL;
+    int n = worker_count();
+    for (int i = 0; i < n; i++) {
+        worker_t *v = &ctl.workers[i];
+        if (v == w || !atomic_load_explicit(&v->thread_blocked, memory_order_seq_cst))
+            continue;
+        task_t *t = NULL;
+        /* acq_rel: acquires the task the waker published with its exchange */
+        if (RUNNEXT && atomic_load_explicit(&v->runnext, memory_order_relaxed))
+            t = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acq_rel);
+        unsigned moved = 1;
+        if (!t)
+            t = RQ_STEAL(v, w, &moved); /* the owner is blocked: a thief's take */
+        if (!t)
+            t = remote_take_batch(w, v, REMOTE_STEAL_BATCH);
+        if (t) {
+            STAT_INC(w, steals);
+            STAT_ADD(w, stolen_tasks, moved);
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* True when an idle worker should watch the runnext slots (the parking lot's watcher):
+ * there is a slot that another worker may take, or a blocked worker's queues (variants
+ * without stealing: see core_worker_blocks). */
+static inline __attribute__((unused)) bool core_watch_wanted(void)
+{
+    return (STEALING && RUNNEXT && worker_count() > 1) ||
+           (!STEALING && atomic_load_explicit(&nblocked, memory_order_seq_cst) > 0);
+}
+
+/* The watcher's look: a task stuck in another worker's runnext slot, or queued on a
+ * blocked worker (STEALING 0), or NULL.  Owner only (w is the caller's worker). */
 static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w)
 {
+    if (!STEALING)
+        return rescue_blocked(w);
     int n = worker_count();
     for (int i = 0; RUNNEXT && i < n; i++) {
         task_t *t = i == w->index ? NULL : runnext_take_stuck(&ctl.workers[i]);
@@ -1167,7 +1230,7 @@ static task_t *steal_round(worker_t *w)
         }
     }
 #else
-    (void)w;
+    return rescue_blocked(w);
 #endif
     return NULL;
 }
