@@ -11,7 +11,8 @@ from .config import ROOT, UsageError, warn
 from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
 from .article import figures as article_figures
-from .plots import ClaimPlots, PlotBuilder, simulated_speedup_plots
+from .claimfigs import ClaimPlots
+from .plots import PlotBuilder, simulated_speedup_plots
 from .proc import last_line, run_capture, usable_cpus
 from .rundata import medians, read_meta
 

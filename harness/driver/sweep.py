@@ -1,9 +1,24 @@
-"""Running a sweep: start or resume a run directory, run each point of its plan once
-(resumable, atomic, with a timeout), show progress, and merge the results at the end."""
+"""Running a sweep: start or resume a run directory, run its plan's points in interleaved
+rounds (resumable, atomic, with a timeout), show progress, and merge the results at the
+end.
+
+Interleaving.  A point's repetitions run in rounds, each a bench invocation of its own
+with `per_round` repetitions (1 in a measured sweep): the points of one workload at one
+worker count (every variant, reference and the A/A twin) form a group, and the group
+runs round by round, every member once per round in an order shuffled for that round
+(A C B, B A C, ...), so that a drift of the machine hits every variant alike instead of
+one variant's block.  The groups run in the plan's (shuffled) order.  The order is a
+function of plan.json alone (schedule(): its seed and its points), so a --resume runs
+exactly the rounds that are missing, in the same order.  Each round's JSON is merged
+into the point's one raw file (merge_round: its repetitions renumbered by round), which
+is rewritten atomically: a sweep killed at any moment keeps every finished repetition.
+A simulated sweep (simulate.py) is the same code with one round per point (its runs are
+deterministic: nothing to interleave)."""
 
 import contextlib
 import datetime
 import itertools
+import json
 import math
 import os
 import random
@@ -18,7 +33,7 @@ from .config import (CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLO
 from .files import (atomic_write_json, atomic_write_text, check_out_path, existing_raw,
                     read_json)
 from .fmt import fmt_duration, now_iso
-from .gbjson import BadResultFile, load_gb_file
+from .gbjson import BadResultFile, load_gb_doc, load_gb_file, parse_gb_doc
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
 from .proc import last_line, map_jobs, run_with_timeout, signal_death, usable_cpus
@@ -41,7 +56,7 @@ class BenchBackend:
         bench did not end by itself (it could not start, or timed out)."""
         cmd = bench_command(self.root, plan, point, out_path)
         env = dict(os.environ)
-        if plan.get("full"):
+        if plan.get("full") or point.get("full"):
             env[FULL_ENV] = "1"
         if plan.get("iters_per_us"):
             env[ITERS_ENV] = repr(plan["iters_per_us"])
@@ -75,60 +90,141 @@ def bench_command(root, plan, point, out_path):
             f"--benchmark_min_time={plan['min_time']!r}"]
 
 
-def point_done(run_dir, point):
-    """True when the point's raw file is in place and parses (atomic renames mean a file
-    that exists is complete; a damaged one is rerun)."""
+def per_round(plan, point):
+    """The repetitions of one bench invocation of a point: 1 in an interleaved plan
+    (plan.json "interleave"), every repetition in one invocation otherwise (a simulated
+    plan, or one written before interleaving)."""
+    reps = point.get("repetitions", plan["repetitions"])
+    return max(1, min(reps, (plan.get("interleave") or {}).get("per_round") or reps))
+
+
+def rounds_of(plan, point):
+    reps = point.get("repetitions", plan["repetitions"])
+    return -(-reps // per_round(plan, point))
+
+
+INTERLEAVE_SALT = 0x5EED   # the round orders' generator: the plan's seed plus this
+
+
+def schedule(plan):
+    """[(point, round)] in the order the sweep runs them (the module's comment): the
+    groups of points with the same workload and worker count in the order of their
+    first point in the plan, each group round by round, its members in an order
+    shuffled per round by a generator seeded from plan.json's seed.  A plan without
+    interleaving runs each point whole (one round), in the plan's order."""
+    points = plan["points"]
+    if not plan.get("interleave"):
+        return [(p, 0) for p in points]
+    groups = {}
+    for p in points:
+        groups.setdefault((p["workload"], p["workers"]), []).append(p)
+    rng = random.Random((plan.get("seed") or 0) + INTERLEAVE_SALT)
+    out = []
+    for members in groups.values():
+        for r in range(max(rounds_of(plan, p) for p in members)):
+            this = [p for p in members if r < rounds_of(plan, p)]
+            rng.shuffle(this)
+            out += [(p, r) for p in this]
+    return out
+
+
+def rounds_done(run_dir, plan, point):
+    """How many of the point's rounds its raw file holds (they are done in order, so a
+    prefix); 0 for no file, or a damaged one (it is rerun from its first round)."""
     path = existing_raw(os.path.join(run_dir, point["raw"]))
     if not os.path.exists(path):
-        return False
+        return 0
     try:
-        load_gb_file(path)
-        return True
+        _, entries = load_gb_file(path)
     except BadResultFile as e:
         warn(f"{e}: the point will be rerun")
-        return False
+        return 0
+    n = per_round(plan, point)
+    return len({e.repetition // n for e in entries})
 
 
-def run_point(backend, run_dir, plan, point):
-    """Run one point with the backend (BenchBackend, simulate.SimBackend).  Its JSON goes
-    to a temporary file that is checked and then renamed into raw/ (finish_point); its
-    console output to logs/.  Returns the point's status record."""
+def point_done(run_dir, point, plan=None):
+    """True when the point's raw file holds all its rounds (a plan-less caller: when it
+    is in place and parses)."""
+    plan = plan or {"repetitions": point.get("repetitions", 1)}
+    return rounds_done(run_dir, plan, point) >= rounds_of(plan, point)
+
+
+def run_round(backend, run_dir, plan, point, r, record=None):
+    """Run round r of one point with the backend (BenchBackend, simulate.SimBackend): its
+    JSON goes to a temporary file that is checked and merged into the point's raw file
+    (merge_round), its console output appended to the point's log (the first round
+    starts it afresh).  Returns the point's status record, updated from `record` (the
+    previous rounds')."""
     raw = os.path.join(run_dir, point["raw"])
     log = os.path.join(run_dir, point["log"])
     for d in (os.path.dirname(raw), os.path.dirname(log)):
         os.makedirs(d, exist_ok=True)
     tmp = os.path.join(os.path.dirname(raw), f".{os.path.basename(raw)}.{os.getpid()}.tmp")
     log_tmp = os.path.join(os.path.dirname(log), f".{os.path.basename(log)}.{os.getpid()}.tmp")
-    status = dict(ok=False, rc=None, errors=0, message="")
+    n = per_round(plan, point)
+    reps = point.get("repetitions", plan["repetitions"])
+    status = dict(ok=False, rc=None, errors=0, message="", rounds=r, of=rounds_of(plan, point))
     started = time.monotonic()
     try:
         with open(log_tmp, "w", encoding="utf-8") as logf:
-            status["rc"], status["message"] = backend.run(plan, point, tmp, logf)
-        os.replace(log_tmp, log)
+            status["rc"], status["message"] = backend.run(
+                plan, dict(point, repetitions=min(n, reps - r * n)), tmp, logf)
+        with open(log_tmp, encoding="utf-8", errors="replace") as src, \
+                open(log, "w" if r == 0 else "a", encoding="utf-8") as dst:
+            dst.write(src.read())
         if status["rc"] == 0:
-            finish_point(tmp, raw, status)
+            merge_round(tmp, raw, r * n, status)
     finally:
         for path in (tmp, log_tmp):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-    status["seconds"] = round(time.monotonic() - started, 3)
+    if status["ok"]:
+        status["rounds"] = r + 1
+        status["ok"] = status["rounds"] >= status["of"]
+    earlier = (record or {}).get("seconds") if r else 0
+    status["seconds"] = round((earlier if isinstance(earlier, (int, float)) else 0)
+                              + time.monotonic() - started, 3)
     status["finished"] = now_iso()
     return status
 
 
-def finish_point(tmp, raw, status):
-    """Check the bench's JSON and move it into place (fills in status)."""
+def merge_round(tmp, raw, offset, status):
+    """Check one round's JSON and merge it into the raw file (fills in status; "ok":
+    the round is in).  Its repetitions are renumbered from `offset`; the first round's
+    document is kept whole (its context, Google Benchmark's aggregates), later rounds add
+    their repetitions and their context's git_rev to the context's `git_revs`, so a
+    rebuild between rounds shows (machine.publishable).  Written to a temporary file,
+    fsync'ed and renamed over the raw file: a kill leaves the previous rounds."""
     try:
-        _, entries = load_gb_file(tmp)
+        doc = load_gb_doc(tmp)
+        context, entries = parse_gb_doc(doc, tmp)
     except BadResultFile as e:
         status["message"] = str(e)
         return
     if not entries:
         status["message"] = "no benchmark ran (the filter matched nothing)"
         return
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, raw)
+    for e in doc["benchmarks"]:
+        if isinstance(e, dict) and e.get("run_type", "iteration") == "iteration":
+            e["repetition_index"] = offset + int(e.get("repetition_index") or 0)
+    if offset and os.path.exists(raw):
+        try:
+            merged = load_gb_doc(raw)
+            parse_gb_doc(merged, raw)
+        except BadResultFile as e:
+            status["message"] = f"{e}: its earlier rounds are lost; the point will be rerun"
+            os.unlink(raw)
+            return
+        revs = set(merged["context"].get("git_revs") or []) | {
+            str(merged["context"].get("git_rev") or "unknown"),
+            str(context.get("git_rev") or "unknown")}
+        merged["context"]["git_revs"] = sorted(revs)
+        merged["benchmarks"] += [e for e in doc["benchmarks"] if isinstance(e, dict)
+                                 and e.get("run_type", "iteration") == "iteration"]
+        doc = merged
+    atomic_write_text(raw, json.dumps(doc, indent=2) + "\n")
+    _, entries = parse_gb_doc(doc, raw)
     status["ok"] = True
     status["errors"] = sum(1 for e in entries if e.error is not None)
     if status["errors"]:
@@ -155,7 +251,8 @@ class Progress:
         return fmt_duration(mean * (self.total - self.done))
 
     def _label(self, point):
-        return f"{point['variant']} workers={point['workers']} {point['workload']}"
+        rounds = f" round {point['_round'] + 1}/{point['_of']}" if point.get("_of", 1) > 1 else ""
+        return f"{point['variant']} workers={point['workers']} {point['workload']}{rounds}"
 
     def start(self, point):
         if self.tty and not self.quiet:
@@ -192,37 +289,46 @@ def remove_stale_temporaries(run_dir):
 
 
 def execute_plan(backend, run_dir, plan, quiet=False, jobs=1):
-    """Run every point of the plan that has no valid raw file yet with the backend, in
-    the plan's order, recording each in status.json.  jobs > 1 runs that many points at
-    once (a simulated sweep's: simulated time does not depend on the host's load); a real
-    sweep runs one at a time.  Returns the status dict."""
+    """Run every round of the plan's points that the raw files do not hold yet with the
+    backend, in schedule()'s order, recording each point in status.json.  jobs > 1 runs
+    that many points at once (a simulated sweep's: simulated time does not depend on the
+    host's load, and its points have one round each); a real sweep runs one at a time.
+    A point whose round fails runs no further round in this sweep (a --resume tries
+    again from there).  Returns the status dict."""
     remove_stale_temporaries(run_dir)
     status_path = os.path.join(run_dir, "status.json")
     status = read_status(run_dir)
-    points = plan["points"]
-    todo = []
-    for p in points:
-        if not point_done(run_dir, p):
-            todo.append(p)
-        elif not status.get(p["id"], {}).get("ok"):
+    done = {p["id"]: rounds_done(run_dir, plan, p) for p in plan["points"]}
+    todo = [(p, r) for p, r in schedule(plan) if r >= done[p["id"]]]
+    for p in plan["points"]:
+        if done[p["id"]] >= rounds_of(plan, p) and not status.get(p["id"], {}).get("ok"):
             # killed between the raw file's rename and the status write
-            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume")
-    if len(todo) < len(points):
-        print(f"{PROG}: {len(points) - len(todo)} of {len(points)} points already done",
-              file=sys.stderr)
-    durations = [s["seconds"] for s in status.values()
+            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume",
+                                   rounds=done[p["id"]], of=rounds_of(plan, p))
+    units = len(schedule(plan))
+    if len(todo) < units:
+        print(f"{PROG}: {units - len(todo)} of {units} rounds of the {len(plan['points'])} "
+              "points already done", file=sys.stderr)
+    durations = [s["seconds"] / max(1, s.get("rounds") or 1) for s in status.values()
                  if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
-    progress = Progress(len(points), len(points) - len(todo), durations, quiet)
+    progress = Progress(units, units - len(todo), durations, quiet)
     bookkeeping = threading.Lock()
+    failed = set()
 
-    def run(point):
+    def run(unit):
+        point, r = unit
+        if point["id"] in failed:
+            return
+        shown = dict(point, _round=r, _of=rounds_of(plan, point))
         with bookkeeping:
-            progress.start(point)
-        record = run_point(backend, run_dir, plan, point)
+            progress.start(shown)
+        record = run_round(backend, run_dir, plan, point, r, status.get(point["id"]))
         with bookkeeping:
+            if not record["ok"] and record["rounds"] <= r:
+                failed.add(point["id"])
             status[point["id"]] = record
             atomic_write_json(status_path, status)
-            progress.finish(point, record)
+            progress.finish(shown, dict(record, ok=record["ok"] or record["rounds"] > r))
 
     try:
         for _ in map_jobs(run, todo, jobs):
@@ -295,6 +401,14 @@ def command_line():
     return shlex.join([sys.argv[0]] + sys.argv[1:]) if sys.argv else PROG
 
 
+# plan.json's version: 2 runs the points in interleaved rounds (the "interleave" record)
+PLAN_VERSION = 2
+INTERLEAVE = dict(per_round=1, order=(
+    "rounds: the points of one workload at one worker count (every variant, reference and "
+    "the A/A twin) run one repetition each per round, in an order shuffled per round from "
+    "the plan's seed (harness/driver/sweep.py, schedule)"))
+
+
 def start_run(args, build):
     """Plan a new sweep and record it (meta.json, plan.json); returns (run_dir, plan,
     the RunLock held on run_dir for the sweep)."""
@@ -315,18 +429,19 @@ def start_run(args, build):
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
                          args.all_sets)
-    if args.repetitions is None:   # the claim's points get enough for Holm to pass
-        for p in points:
-            if p["workload"] in CLAIM_REPETITIONS:
-                p["repetitions"] = max(reps, CLAIM_REPETITIONS[p["workload"]])
+    top = max(workers)
+    for p in points:
+        p["repetitions"] = reps
+        if args.repetitions is None and p["workers"] == top:   # the claim's points get more
+            p["repetitions"] = max(reps, CLAIM_REPETITIONS.get(p["workload"], reps))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
     random.Random(seed).shuffle(points)
     rate = (calibrate_kernel(build.root, targets)
             if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
-    plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
-                repetitions=reps, min_time=min_time,
+    plan = dict(version=PLAN_VERSION, seed=seed, full=args.full,
+                all_sets=args.all_sets or args.full, repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
-                iters_per_us=rate)
+                iters_per_us=rate, interleave=INTERLEAVE)
     meta = machine_meta(build.root, build.bundle)
     meta["publishable"], why = publishable(meta["git"])
     if not meta["publishable"]:
