@@ -50,14 +50,14 @@ class ClaimPlots:
     titled SIMULATED and its model, its lines dashed.  Plus the heat map of variant x benchmark
     speedup over each baseline at the largest worker count."""
 
-    def __init__(self, data, sim=None, alpha=0.05, against=None):
+    def __init__(self, data, sim=None, against=None):
         self.runs = [(data, "")]
         if sim is not None:
             model = sim.meta.get("model") or "model"
             self.runs.append((sim, f"simulated ({model})"))
         elif data.meta.get("simulated"):
             self.runs = [(data, f"simulated ({data.meta.get('model') or 'model'})")]
-        self.data, self.alpha = data, alpha
+        self.data = data
         self.comparisons = families.of(data, against)
         self.tables = [(d.index(), note) for d, note in self.runs]
         variants = []

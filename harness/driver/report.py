@@ -31,8 +31,8 @@ from .validate import errors_beside
 class Report:
     """The Markdown report of one run (and its simulated companions, `sims`)."""
 
-    def __init__(self, data, manifest, alpha, path, root, sims=(), against=None):
-        self.data, self.alpha, self.path = data, alpha, path
+    def __init__(self, data, manifest, path, root, sims=(), against=None):
+        self.data, self.path = data, path
         self.sims = list(sims)
         self.manifest = manifest or {}
         self.plot_dir = plots_dir(root, data.run_id)
@@ -412,7 +412,7 @@ def claim_scenarios(results):
                    and r.params.get(CLAIM_PARAM) not in (None, "0")})
 
 
-def make_plots_and_report(data, root, alpha, plots=True, report_path=None, against=None):
+def make_plots_and_report(data, root, plots=True, report_path=None, against=None):
     """Plots (when gnuplot is there; otherwise a warning), REPORT.md and differences.csv
     beside it; returns the report's path."""
     manifest = None
@@ -426,7 +426,7 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None, again
     else:
         manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    report = Report(data, manifest, alpha, path, root, sims, against)
+    report = Report(data, manifest, path, root, sims, against)
     write_output(path, report.render())
     atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), "differences.csv"),
                       cmp.differences_csv(report.diffs))
