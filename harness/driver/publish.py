@@ -4,8 +4,8 @@ A published run keeps what cannot be regenerated: raw/ (the benchmarks' JSON, fi
 GZIP_MIN_BYTES or more gzip-compressed; every reader accepts `.json.gz`), meta.json,
 plan.json, status.json and REPORT.md (a simulated run: SIMULATED.md, its report, and
 machine.json and model.flat, the model it ran on); in plots/<run-id>/ it keeps the
-figures that README.md or the run's report embed (`![...](...)`), each PNG with its SVG,
-and every why_* figure (PNG).  Everything else (logs/, results.csv, samples.csv, the
+figures that README.md or the run's report embed (`![...](...)`) and every why_* figure,
+each PNG with its SVG.  Everything else (logs/, results.csv, samples.csv, the
 other figures, each figure's .dat/.gp) is dropped: `./run.py plot RUN` and `./run.py report RUN`
 regenerate it.  No file keeps an absolute path of the machine that measured (the roots
 found in the raw files' "executable" and the given root are made relative).
@@ -159,8 +159,8 @@ def publish_run(run_dir, plots, root, prune_only=False):
             compressed += 1
         elif clean != text:
             atomic_write_text(path, clean)
-    # 3. the figures: those the README or the report link to, each with its SVG, and
-    #    every why_* figure (steals, parks, CPU: why a variant wins, the third question)
+    # 3. the figures: those the README or the report link to, and every why_* figure
+    #    (steals, parks, CPU: why a variant wins, the third question), each PNG with its SVG
     keep = set()
     for doc in (os.path.join(root, "README.md"), os.path.join(run_dir, "REPORT.md"),
                 os.path.join(run_dir, "SIMULATED.md")):
@@ -168,7 +168,7 @@ def publish_run(run_dir, plots, root, prune_only=False):
     keep |= {os.path.splitext(p)[0] + ".svg" for p in keep if p.endswith(".png")}
     if os.path.isdir(plots):
         keep |= {os.path.abspath(os.path.join(plots, n)) for n in os.listdir(plots)
-                 if n.startswith("why_") and n.endswith(".png")}
+                 if n.startswith("why_") and n.endswith((".png", ".svg"))}
     if os.path.isdir(plots):
         for dirpath, _, filenames in os.walk(plots):
             for name in filenames:

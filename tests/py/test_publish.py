@@ -69,8 +69,9 @@ def test_publish_prunes_compresses_and_leaves_no_absolute_path(fake_root, monkey
     assert summary["publishable"] and summary["compressed"] > 0
     assert sorted(os.listdir(run_dir)) == ["REPORT.md", "meta.json", "plan.json", "raw",
                                            "status.json"]
-    # the embedded figure with its SVG, and every why-figure (steals, parks, CPU)
-    assert sorted(os.listdir(plots)) == ["kept.png", "kept.svg", "why_fib_n-25.png"]
+    # the embedded figure and every why-figure (steals, parks, CPU), each with its SVG
+    assert sorted(os.listdir(plots)) == ["kept.png", "kept.svg", "why_fib_n-25.png",
+                                         "why_fib_n-25.svg"]
     assert glob.glob(os.path.join(run_dir, "raw", "**", "*.json.gz"), recursive=True)
     for path, text in all_text(run_dir):
         assert fake_root not in text, path

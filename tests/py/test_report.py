@@ -132,3 +132,25 @@ def test_publish_takes_the_companion_along(small_run):
     assert p.returncode == 0, p.stderr
     assert "sim-box8-1: pruned" in p.stdout and "run_small: pruned" in p.stdout
     assert not os.path.exists(os.path.join(sim_dir, "logs"))
+
+
+def test_every_csv_a_run_writes_has_rows_of_its_header_width(fake_root):
+    # results.csv, samples.csv and differences.csv of a sweep with its report, read by
+    # the csv module: every row as wide as its header (a family "all vs threadpool,
+    # 2 workers" is one quoted field)
+    p = cli("run", "--root", fake_root, "--workers", "1,2", "--workloads", "fib,imbalance",
+            "--repetitions", "3", "--quiet", "--no-build")
+    assert p.returncode == 0, p.stderr
+    run_dir = next(os.path.join(fake_root, "results", d)
+                   for d in os.listdir(os.path.join(fake_root, "results")))
+    p = cli("report", run_dir, "--root", fake_root, "--no-plot", "--csv")
+    assert p.returncode == 0, p.stderr
+    found = sorted(n for n in os.listdir(run_dir) if n.endswith(".csv"))
+    assert found == ["differences.csv", "results.csv", "samples.csv"]
+    for name in found:
+        with open(os.path.join(run_dir, name), newline="") as f:
+            rows = list(csv.reader(f))
+        assert len(rows) > 1, name
+        bad = [r for r in rows if len(r) != len(rows[0])]
+        assert not bad, (name, bad[:2])
+
