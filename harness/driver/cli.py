@@ -53,7 +53,7 @@ import sys
 from . import calibrate, simmodel, targetfile, validate
 from .build import Build
 from .machine import git_info
-from .targets import KNOWN, check_only, write_into_run
+from .targets import KNOWN, TARGET_ROUNDS, check_only, write_into_run
 from .targets import measure as measure_target_record
 from .companion import check_models, missing_models, record_models, simulate_companion
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
@@ -437,6 +437,10 @@ def build_parser():
                    help=f"repetitions per benchmark (quick {QUICK['repetitions']}, full {FULL['repetitions']})")
     p.add_argument("--min-time", type=float, metavar="S",
                    help=f"--benchmark_min_time per repetition (quick {QUICK['min_time']}, full {FULL['min_time']})")
+    p.add_argument("--per-round", type=int, metavar="N",
+                   help="repetitions per bench invocation in the interleaved rounds (default 1: "
+                        "every variant of a point once per round; more: fewer invocations, "
+                        "each paying its start and answer check once)")
     p.add_argument("--full", action="store_true",
                    help="the full sweep: the workloads' extra argument sets, more repetitions and time")
     p.add_argument("--all-sets", action="store_true",
@@ -462,10 +466,10 @@ def build_parser():
                         "each further model at its PUs; drawn and reported beside the "
                         "measured ones, labelled SIMULATED (`make run` passes --sim "
                         "epyc16,twosocket64)")
-    p.add_argument("--targets", type=int, nargs="?", const=5, metavar="ROUNDS",
+    p.add_argument("--targets", type=int, nargs="?", const=TARGET_ROUNDS, metavar="ROUNDS",
                    help="at the end, measure the issues' performance targets side by side "
                         "against what users would pick (./run.py targets) in ROUNDS "
-                        "alternating rounds (default 5); `make run` passes it")
+                        f"alternating rounds (default {TARGET_ROUNDS}); `make run` passes it")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,
@@ -522,8 +526,8 @@ def build_parser():
                             "README show them)")
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory: a real "
                    "run of the tree's code")
-    p.add_argument("--rounds", type=int, default=5, metavar="N",
-                   help="alternating rounds per comparison (default 5)")
+    p.add_argument("--rounds", type=int, default=TARGET_ROUNDS, metavar="N",
+                   help=f"alternating rounds per comparison (default {TARGET_ROUNDS})")
     p.add_argument("--only", metavar="LIST", help=f"only these comparisons ({', '.join(KNOWN)})")
     p.add_argument("--no-build", action="store_true", help="do not run `make all refs` first")
     p.set_defaults(func=cmd_targets)

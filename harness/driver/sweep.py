@@ -307,8 +307,9 @@ def execute_plan(backend, run_dir, plan, quiet=False, jobs=1):
                                    rounds=done[p["id"]], of=rounds_of(plan, p))
     units = len(schedule(plan))
     if len(todo) < units:
-        print(f"{PROG}: {units - len(todo)} of {units} rounds of the {len(plan['points'])} "
-              "points already done", file=sys.stderr)
+        what = (f"rounds of the {len(plan['points'])} points" if plan.get("interleave")
+                else "points")
+        print(f"{PROG}: {units - len(todo)} of {units} {what} already done", file=sys.stderr)
     durations = [s["seconds"] / max(1, s.get("rounds") or 1) for s in status.values()
                  if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
     progress = Progress(units, units - len(todo), durations, quiet)
@@ -403,10 +404,14 @@ def command_line():
 
 # plan.json's version: 2 runs the points in interleaved rounds (the "interleave" record)
 PLAN_VERSION = 2
-INTERLEAVE = dict(per_round=1, order=(
-    "rounds: the points of one workload at one worker count (every variant, reference and "
-    "the A/A twin) run one repetition each per round, in an order shuffled per round from "
-    "the plan's seed (harness/driver/sweep.py, schedule)"))
+def interleave(per_round=1):
+    """plan.json's "interleave" record: the repetitions of one invocation, the order in
+    words."""
+    each = "one repetition" if per_round == 1 else f"{per_round} repetitions"
+    return dict(per_round=per_round, order=(
+        f"rounds: the points of one workload at one worker count (every variant, reference "
+        f"and the A/A twin) run {each} each per round, in an order shuffled per round from "
+        "the plan's seed (harness/driver/sweep.py, schedule)"))
 
 
 def start_run(args, build):
@@ -438,10 +443,13 @@ def start_run(args, build):
     random.Random(seed).shuffle(points)
     rate = (calibrate_kernel(build.root, targets)
             if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
+    per_round = getattr(args, "per_round", None) or 1
+    if per_round < 1:
+        raise UsageError("--per-round must be at least 1")
     plan = dict(version=PLAN_VERSION, seed=seed, full=args.full,
                 all_sets=args.all_sets or args.full, repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
-                iters_per_us=rate, interleave=INTERLEAVE)
+                iters_per_us=rate, interleave=interleave(per_round))
     meta = machine_meta(build.root, build.bundle)
     meta["publishable"], why = publishable(meta["git"])
     if not meta["publishable"]:
@@ -456,7 +464,7 @@ def start_run(args, build):
 
 
 SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_time", "full",
-                     "all_sets", "filter", "out", "seed", "timeout")
+                     "all_sets", "filter", "out", "seed", "timeout", "per_round")
 
 
 def resume_run(args, build):

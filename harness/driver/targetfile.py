@@ -5,14 +5,14 @@ read back for the report, the README's table and publishing.
     {"format": "schedbench-targets/1", "rounds": 5, "started": ISO, "finished": ISO,
      "git": {machine.git_info}, "revisions": {binary: [git_rev, ...]},
      "comparisons": [{"comparison", "what", "unit", "ours": [...], "ref": [...],
-                      "median_ours", "median_ref", "ratio", "target", "lower_is_better",
-                      "met"}, ...],
+                      "median_ours", "median_ref", "ratio", "target", "lower_is_better"},
+                     ...],
      "not_measured": [{"comparison", "why"}, ...]}
 
 `ours` and `ref` are the samples of alternating rounds (ours, theirs, ours, ...): the i-th
 of each were measured next to each other, so their quotient is one round's ratio.  The
-record's medians, ratio and `met` are what the measuring run printed; nothing here
-trusts them: every table row recomputes its comparison from the samples
+record's medians and ratio are what the measuring run printed (an older record's `met`
+too); nothing here trusts them: every table row recomputes its comparison from the samples
 (compare.Comparison, family `targets`: ours / theirs with its bracket, the verdict
 against the target), and a record whose samples or target are not finite positive
 numbers is refused as damaged.  Standard library only; imports nothing that imports it

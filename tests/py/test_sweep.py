@@ -298,7 +298,7 @@ def test_execute_plan_runs_a_backend_and_resumes_it(tmp_path, capsys):
     backend = FakeBackend(fail=[ids[4]])
     status = sweep.execute_plan(backend, run_dir, fake, quiet=True)
     assert backend.calls == ids[3:]
-    assert "3 of 6 rounds of the 6 points already done" in capsys.readouterr().err
+    assert "3 of 6 points already done" in capsys.readouterr().err
     assert status == rundata.read_status(run_dir)
     assert [i for i in ids if not status[i]["ok"]] == [ids[4]]
     assert status[ids[4]]["rc"] == 3 and status[ids[4]]["message"] == "exit status 3: pretend"
@@ -386,8 +386,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
     assert "Traceback" not in err
     run_dir = only_run(fake_root)
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
-    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
-    assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
+    kept = sum(len(r.entries) for r in rundata.load_run(run_dir).results)
+    assert kept == len(invocations(log)) - 1      # every round but the interrupted one
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -534,3 +534,39 @@ def test_a_full_disk_leaves_no_half_made_run(fake_root, tmp_path, monkeypatch, c
     assert main(args) == 0, capsys.readouterr().err           # the same sweep, space again
     run_dir = out if where != "results" else only_run(fake_root)
     assert rundata.load_run(run_dir).usable()
+
+
+def test_the_schedule_interleaves_every_variant_of_a_point_round_by_round():
+    points = [plan.make_point(plan.Target(v, False, "x"), "x", w, wl, ["b"], repetitions=r)
+              for wl, r in (("fib", 4), ("uts", 3)) for w in (1, 2) for v in "abc"]
+    doc = {"seed": 5, "repetitions": 4, "points": points, "interleave": sweep.interleave()}
+    units = sweep.schedule(doc)
+    assert len(units) == 3 * 2 * 4 + 3 * 2 * 3          # one unit per repetition
+    groups = [(p["workload"], p["workers"]) for p, _ in units]
+    # a group runs whole before the next: four groups, each in one stretch
+    assert [g for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]] == \
+        [("fib", 1), ("fib", 2), ("uts", 1), ("uts", 2)]
+    orders = []
+    for g in {("fib", 1)}:
+        rounds = [[p["variant"] for p, r in units if (p["workload"], p["workers"]) == g and r == k]
+                  for k in range(4)]
+        assert all(sorted(r) == ["a", "b", "c"] for r in rounds)     # each member once
+        orders = ["".join(r) for r in rounds]
+    assert len(set(orders)) > 1                                       # shuffled per round
+    assert sweep.schedule(doc) == units                               # from plan.json alone
+    # two repetitions a round: half the invocations, the last round the remainder
+    doc["interleave"] = sweep.interleave(2)
+    assert len(sweep.schedule(doc)) == 3 * 2 * 2 + 3 * 2 * 2
+    # a plan from before interleaving runs each point whole, in its order
+    old = {"repetitions": 4, "points": points}
+    assert sweep.schedule(old) == [(p, 0) for p in points]
+
+
+def test_per_round_runs_several_repetitions_an_invocation(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "fib", "--workers", "1",
+                  "--repetitions", "5", "--per-round", "2", env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    assert len(invocations(log)) == 3                   # 2 + 2 + 1
+    data = rundata.load_run(only_run(fake_root))
+    assert sorted(e.repetition for e in data.results[0].entries) == [0, 1, 2, 3, 4]
