@@ -11,7 +11,7 @@ import re
 
 from . import compare as cmp
 from . import families
-from .config import BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, REPRESENTATIVE
+from .config import BASELINES, CLAIM_BAND, CLAIM_WORKLOAD, REPRESENTATIVE
 from .gbjson import display_name, params_of, workload_of
 from .plots import (ENVELOPE_COLOR, ENVELOPE_LABEL, Plot, envelope_rows, gp_num, gp_str,
                     gp_tic, horizontal_line, param_words, rows_of, safe_name,

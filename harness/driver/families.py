@@ -24,7 +24,7 @@ A speedup is base time / variant time (higher: the variant is faster); elastic's
 elastic's time / the representative's (lower: elastic takes less)."""
 
 from . import compare as cmp
-from .config import (AA_VARIANT, ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_WORKLOAD,
+from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_WORKLOAD,
                      REPRESENTATIVE)
 from .gbjson import params_of
 

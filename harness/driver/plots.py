@@ -8,7 +8,7 @@ import dataclasses
 import math
 import re
 
-from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG,
+from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, PROG,
                      REPRESENTATIVE)
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of

@@ -82,7 +82,6 @@ def compare(real_dir, sim_dir):
     for key in sorted(set(real) & set(sim)):
         r, lo, hi = point_times(real[key], key[2])
         s = point_times(sim[key], key[2])[0]
-        m = real[key]
         rows.append({"variant": key[0], "workers": key[1], "benchmark": key[2],
                      "measured_s": r, "predicted_s": s, "error": s / r - 1,
                      "measured_min_s": lo, "measured_max_s": hi,
