@@ -219,8 +219,11 @@ def elastic_row(data, sims):
         dd = p.peak_d()
         e, r = p.cell("elastic", dd), p.cell(REPRESENTATIVE, dd)
         if e and r:
+            err = p.validation_error()
             sim.append(f"SIMULATED {p.label.split(': ', 1)[-1]}: `elastic` takes "
-                       f"{e.median() / r.median():.2f}x the wall time of `{REPRESENTATIVE}`")
+                       f"{e.median() / r.median():.2f}x the wall time of `{REPRESENTATIVE}` "
+                       "(validation error of `article` on this machine's model: "
+                       + (f"{err * 100:.1f}%" if err is not None else "not measured") + ")")
     parts = [f"{what}: {c.verdict_words()}" for c, what in ((wall, "wall"), (cpu, "CPU")) if c]
     verdict = ("**No cost in time**: " if wall and wall.verdict != cmp.WORSE else
                "**A trade, not a gain**: ") + "; ".join(parts)

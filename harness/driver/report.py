@@ -166,7 +166,8 @@ class Report:
                "moved by stealing (the mechanism; 0 for the pools). A setting measured at "
                "one d is a row here, not a curve.", ""]
         for s, benches in settings(self.table).items():
-            cols = self.others(ARTICLE_POOL)
+            cols = [v for v in self.others(ARTICLE_POOL)
+                    if any((b, v, self.top) in fam for b in benches.values())]
             rows = []
             p = next((q for q in panels(self.data, [], s)), None)
             for d in sorted(benches):
@@ -234,7 +235,7 @@ class Report:
         busy = [b for b in busy if b is not None]
         if not busy or max(busy) < 1.2:
             return []
-        return [f" oneTBB's row at 1 worker is not one thread: it kept up to {max(busy):.2f} "
+        return ["", f"oneTBB's row at 1 worker is not one thread: it kept up to {max(busy):.2f} "
                 "cores busy (process CPU / wall time): harness/ref/tbb.cc lets global_control "
                 "allow N + 1 threads and every submitter thread enter the arena (task_arena::"
                 "execute), so the external threads run or wait actively beside the worker. "

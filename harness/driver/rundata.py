@@ -437,16 +437,19 @@ def load_bands(run_dir, metric="real_time_s"):
 
 def band_description(run_dir):
     """What a simulated run's band is, in words, from its bands.json: 'sensitivity: 3
-    cost groups (xfer, wake, code) at x0.5 and x2, one at a time'; None without one."""
+    cost groups at the ends of their ranges, one at a time (xfer x0.7/x2, wake x0.4/x3,
+    code x0.25/x1.5)'; None without one."""
     doc = read_json(os.path.join(run_dir, BANDS))
     ranges = doc.get("ranges") if isinstance(doc, dict) else None
     if not isinstance(ranges, dict) or not ranges:
         return None
-    ends = sorted({f"x{float(r[0]):g}" for r in ranges.values() if isinstance(r, list) and r}
-                  | {f"x{float(r[1]):g}" for r in ranges.values()
-                     if isinstance(r, list) and len(r) > 1}, key=lambda e: float(e[1:]))
-    return (f"sensitivity: {len(ranges)} cost group{'' if len(ranges) == 1 else 's'} ({', '.join(ranges)}) at "
-            f"{' and '.join(ends)}, one at a time")
+    ends = []
+    for group, r in ranges.items():
+        if isinstance(r, list) and len(r) >= 2 and all(isinstance(x, (int, float)) for x in r[:2]):
+            ends.append(f"{group} x{float(r[0]):g}/x{float(r[1]):g}")
+    n = len(ranges)
+    return (f"sensitivity: {n} cost group{'' if n == 1 else 's'} at the ends of "
+            f"{'its range' if n == 1 else 'their ranges'}, one at a time ({', '.join(ends)})")
 
 
 COMPANION_KEY = "simulated_companion"

@@ -277,8 +277,8 @@ def test_a_comparison_that_flips_inside_its_band_is_undecided(runs):
     assert lo <= p.speedup("chaselev", 0.5)[0] <= hi
     cell = answers.answer_rows(data, [sim])[0][3]
     assert "over the whole of that range: 2 of 3 stealing variants" in cell
-    assert f"({80 / 56:.2f}-{74 / 51:.2f}: sensitivity: 1 cost group (wake) at x0.5 and x2, " \
-        "one at a time" in cell
+    assert f"({80 / 56:.2f}-{74 / 51:.2f}: sensitivity: 1 cost group at the ends of its " \
+        "range, one at a time (wake x0.5/x2)" in cell
     assert "validation error of `article` on this machine's model, not measured" in cell
     # with a validation record beside the run, the range widens by its article error
     vdir = os.path.join(os.path.dirname(sim.run_dir), "validation")
