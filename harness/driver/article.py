@@ -250,8 +250,7 @@ def figure(name, setting, panel_list, reps):
         if rep:
             band = [(d,) + p.band(rep, d) for d in sorted(p.benches) if p.band(rep, d)]
             if band:                          # a SIMULATED point's band, under its line
-                series.append(("band", f"{rep}: " + (band_description(p.data.run_dir)
-                                                     or "sensitivity band"),
+                series.append(("band", f"{rep}: SIMULATED sensitivity band",
                                "#fdae6b", block(f"{rep} band: d low high", band)))
                 top = max([top] + [r[2] for r in band])
                 bottom = min([bottom] + [r[1] for r in band])
@@ -283,10 +282,13 @@ def figure(name, setting, panel_list, reps):
     reps = min((len(r.valid) for p, _ in bodies if not p.simulated
                 for cells in p.table.values() for r in cells.values()
                 if r.benchmark in p.benches.values()), default=reps)
-    caption = (f"{setting.label()}; bars: {cmp.BRACKET} ({reps}+ repetitions a side); "
-               "SIMULATED bars: sensitivity band, widened by the validation error")
+    bands = sorted({band_description(p.data.run_dir) for p, _ in bodies if p.simulated} - {None})
+    caption = "\n".join([setting.label(),
+                         f"bars: {cmp.BRACKET}, {reps}+ repetitions a side",
+                         "SIMULATED bars: the sensitivity band widened by the validation error"]
+                        + [b.replace("sensitivity: ", "sensitivity band: ") for b in bands[:1]])
     n = len(bodies)
-    width, height = 460 * n + 40, 640
+    width, height = 460 * n + 40, 700
     # the panels side by side, the key once in a strip of its own below them
     key_h = 0.13
     body = ["reset", "set datafile missing NaN", "set grid",
@@ -302,7 +304,7 @@ def figure(name, setting, panel_list, reps):
                  else [f"set yrange [{max(ymin, 0.0):.2f}:{ymax:.2f}]"])
     keyed = {}
     for i, (p, series) in enumerate(bodies):
-        body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.88 - key_h:.4f}",
+        body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.82 - key_h:.4f}",
                  f"set title {gp_str(p.label)}",
                  "set ylabel " + gp_str(f"{ARTICLE_POOL} time / variant time") if i == 0
                  else "unset ylabel",
@@ -328,7 +330,7 @@ def figure(name, setting, panel_list, reps):
     body += ["set origin 0, 0", f"set size 1, {key_h}", "unset title", "unset xlabel",
              "unset ylabel", "unset border", "unset tics", "unset grid", "unset arrow",
              "unset logscale x", "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
-             "set key center center horizontal maxrows 2 font \",10\" samplen 3 width 2",
+             "set key center center horizontal maxrows 3 font \",10\" samplen 3 width 2",
              "plot " + ", \\\n     ".join(
                  f"NaN {style.replace('filledcurves', 'boxes')} title {gp_str(label)}"
                  for label, style in keyed.items())]

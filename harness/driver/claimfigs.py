@@ -11,7 +11,7 @@ import re
 
 from . import compare as cmp
 from . import families
-from .config import BASELINES, CLAIM_BAND, CLAIM_WORKLOAD, REPRESENTATIVE
+from .config import BASELINES, CLAIM_BAND, CLAIM_WORKLOAD, POOL_SHORT, REPRESENTATIVE
 from .gbjson import display_name, params_of, workload_of
 from .plots import (ENVELOPE_COLOR, ENVELOPE_LABEL, Plot, envelope_rows, gp_num, gp_str,
                     gp_tic, horizontal_line, param_words, rows_of, safe_name,
@@ -275,9 +275,10 @@ class ClaimPlots:
 
     def summary(self, scenarios):
         """claim_summary: every scenario side by side at the measured run's largest worker
-        count, one panel per baseline: the representative's speedup with its bracket
-        (filled where decided), the other stealing variants' range of estimates, the other
-        pools and reference rows as points; one point per scenario, no mean across them."""
+        count, one panel per pool: the representative's speedup with its bracket (filled
+        where decided), the other stealing variants' range of estimates, the other pools
+        and the reference rows as points; one point per scenario (numbered, the caption
+        names them), no mean across them."""
         table = self.tables[0][0]
         top = max(self.data.workers()) if self.data.workers() else None
         scen = [b for b in scenarios if any(w == top for (_, w) in table.get(b, {}))]
@@ -285,12 +286,13 @@ class ClaimPlots:
             return None
         varying = [k for k in params_of(scen[0])
                    if len({params_of(b).get(k) for b in scen}) > 1]
-        labels = [", ".join(param_words(k, params_of(b).get(k, "")) for k in varying)
-                  or display_name(b) for b in scen]
-        blocks, panels = [], []
-        for base in self.baselines:
+        names = [", ".join(param_words(k, params_of(b).get(k, "")) for k in varying)
+                 or display_name(b) for b in scen]
+        blocks, panels, keyed = [], [], []
+        order = self.lines + self.baselines
+        for base in [b for b in BASELINES if b in self.baselines]:
             comps = {(b, v): self.comparisons.get(families.imbalance_family(base), b, base, v, top)
-                     for b in scen for v in self.lines + self.baselines}
+                     for b in scen for v in order}
             comps = {k: c for k, c in comps.items() if c}
             if not comps:
                 continue
@@ -298,17 +300,15 @@ class ClaimPlots:
                                            set())
             series = []
             for v in drawn + [b for b in self.baselines if b != base]:
-                rows = [(i, c.ratio, c.low, c.high, int(c.decided)) for i, b in enumerate(scen)
-                        for c in [comps.get((b, v))] if c]
+                rows = [(i + 1, c.ratio, c.low, c.high, int(c.decided))
+                        for i, b in enumerate(scen) for c in [comps.get((b, v))] if c]
                 if rows:
                     blocks.append(f"# {v} over {base}: scenario speedup low high decided\n"
                                   + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
                     series.append((v, len(blocks) - 1))
-            env = []
-            for i, b in enumerate(scen):
-                vals = [comps[(b, v)].ratio for v in others if (b, v) in comps]
-                if vals:
-                    env.append((i, min(vals), max(vals)))
+                    keyed += [v] if v not in keyed else []
+            env = [(i + 1, min(vals), max(vals)) for i, b in enumerate(scen)
+                   for vals in [[comps[(b, v)].ratio for v in others if (b, v) in comps]] if vals]
             env_index = None
             if env:
                 blocks.append(f"# other stealing variants over {base}: scenario min max\n"
@@ -319,42 +319,53 @@ class ClaimPlots:
             return None
         lo, hi = CLAIM_BAND
         n = len(panels)
-        height = 480 + 7 * max(len(t) for t in labels)
         title = (f"Does a variant beat the pools by 30-50%? every imbalance scenario at "
-                 f"{workers_label(top)} (no mean across scenarios)\nbars: {cmp.BRACKET}; "
-                 "filled: decided; light blue: the other stealing variants' range")
+                 f"{workers_label(top)}, one point each (no mean across scenarios)\n"
+                 f"bars: {cmp.BRACKET}; filled: decided; light blue: the other stealing "
+                 "variants' range\n" + "\n".join(f"{i + 1}: {t}" for i, t in enumerate(names)))
+        top_h = 60 + 18 * (2 + len(names))
+        height = 560 + top_h
+        key_h = 90 / height
         body = ["reset", "set datafile missing NaN", "set grid ytics",
-                f"set multiplot layout 1,{n} title {gp_str(title)} font \",12\"",
-                f"set xrange [-0.6:{len(scen) - 0.4}]",
-                f"set xtics ({', '.join(gp_tic(t, i) for i, t in enumerate(labels))}) "
-                "rotate by 30 right font \",9\"",
-                "set key outside bottom center horizontal maxrows 2 font \",9\"",
-                "set bmargin 12", "set ylabel \"speedup over the baseline (x)\""]
-        all_values = [1.0, lo, hi] + [float(v) for blk in blocks for r in rows_of(blk)
-                                     for v in r[1:4]]
-        axis = y_axis(all_values, zero=False)
-        for base, series, env_index in panels:
-            body += [f"set title {gp_str('over ' + base)}",
+                f"set multiplot title {gp_str(title)} font \",11\"",
+                f"set xrange [0.4:{len(scen) + 0.6}]",
+                f"set xtics ({', '.join(f'{i + 1}' for i in range(len(scen)))})",
+                "set xlabel \"scenario (the numbers above)\"", "unset key"]
+        values = [1.0, lo, hi] + [float(v) for blk in blocks for r in rows_of(blk)
+                                  for v in r[1:4]]
+        axis = y_axis(values, zero=False)
+        style = styles(keyed, order)
+        for k, (base, series, env_index) in enumerate(panels):
+            body += [f"set origin {k / n:.4f}, {key_h:.4f}",
+                     f"set size {1 / n:.4f}, {1 - key_h - top_h / height:.4f}",
+                     f"set title {gp_str('over ' + base + ' (' + POOL_SHORT.get(base, base) + ')')}",
+                     "set ylabel \"speedup over the pool (x)\"" if k == 0 else "unset ylabel",
                      f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                      " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                      horizontal_line(1)] + axis
             cmds = []
             if env_index is not None:
                 cmds.append(f"datafile index {env_index} using 1:(($2+$3)/2):2:3 with yerrorbars "
-                            f"lw 8 pt -1 lc rgb {gp_str(ENVELOPE_COLOR)} title "
-                            f"{gp_str(ENVELOPE_LABEL)}")
-            style = styles([v for v, _ in series], self.lines + self.baselines)
-            for k, (v, index) in enumerate(series):
+                            f"lw 8 pt -1 lc rgb {gp_str(ENVELOPE_COLOR)} notitle")
+            for j, (v, index) in enumerate(series):
                 color, pt, filled = style[v]
-                x = f"($1+{0.12 * (k - (len(series) - 1) / 2):.3f})"
+                x = f"($1+{0.1 * (j - (len(series) - 1) / 2):.3f})"
                 cmds.append(f"datafile index {index} using {x}:2:3:4 with yerrorbars pt {pt} "
-                            f"ps 1.1 lc rgb {gp_str(color)} title {gp_str(v)}")
+                            f"ps 1.1 lc rgb {gp_str(color)} notitle")
                 cmds.append(f"datafile index {index} using {x}:($5 > 0 ? $2 : NaN) with points "
                             f"pt {filled} ps 1.2 lc rgb {gp_str(color)} notitle")
             body.append("plot " + ", \\\n     ".join(cmds))
-        body.append("unset multiplot")
+        entries = [f"NaN with points pt {style[v][1]} ps 1.2 lc rgb {gp_str(style[v][0])} "
+                   f"title {gp_str(v)}" for v in keyed]
+        entries.append(f"NaN with boxes fc rgb {gp_str(ENVELOPE_COLOR)} fs solid 0.5 noborder "
+                       f"title {gp_str(ENVELOPE_LABEL)}")
+        body += ["set origin 0, 0", f"set size 1, {key_h:.4f}", "unset title", "unset xlabel",
+                 "unset ylabel", "unset border", "unset tics", "unset grid", "unset object 1",
+                 "unset arrow", "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
+                 "set key center center horizontal maxrows 2 font \",10\"",
+                 "plot " + ", \\\n     ".join(entries), "unset multiplot"]
         return Plot(name="claim_summary", kind="claim", title=title, body=body,
-                    data="\n\n".join(blocks), width=max(900, 520 * n), height=height,
+                    data="\n\n".join(blocks), width=max(900, 460 * n), height=height,
                     workload=CLAIM_WORKLOAD)
 
     def heatmaps(self):
@@ -389,7 +400,7 @@ class ClaimPlots:
                         cells.append(gp_num(shade))
                         star = "*" if d.decided else ""
                         s = d.ratio
-                        text = f"{s:.2f}{star}" if s < 10 else f"{s:.0f}{star}"
+                        text = f"{s:.2f}{star}" if s < 9.995 else f"{s:.0f}{star}"
                         ink = "#ffffff" if abs(shade) > 0.6 * span else "#000000"
                         labels_gp.append(f"set label {len(labels_gp) + 1} {gp_str(text)} at {x},{y} "
                                          f"center font \",9\" tc rgb {gp_str(ink)} front")
@@ -405,8 +416,8 @@ class ClaimPlots:
                                  "font \",8\" front")
             m = len(self.comparisons.family(family))
             title = (f"Which variant is faster than {base}, on which benchmark? speedup at "
-                     f"{workers_label(workers)}; * decided: the 95% family-wise interval "
-                     f"over the {m} comparisons of `{family}` excludes 1")
+                     f"{workers_label(workers)}\n* decided: the 95% family-wise interval "
+                     f"over the {m} comparisons of '{family}' excludes 1")
             height = 170 + 24 * len(rows)
             ylabels = [row_label(b) for b in rows]
             label_px = 40 + 6.5 * max(len(t) for t in ylabels)
@@ -457,4 +468,6 @@ def row_label(benchmark):
     name = display_name(benchmark)
     wl = workload_of(name)
     text = ", ".join(param_words(k, v) for k, v in params_of(name).items())
+    # no %: gnuplot reads a tic label as a format and cuts one with a % short
+    text = text.replace("%", " pct")
     return f"{wl}: {text}" if text else wl

@@ -140,8 +140,10 @@ def bench_words(benchmark):
 
 
 def gp_str(text):
-    """A gnuplot double-quoted string literal."""
-    text = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A gnuplot double-quoted string literal (a backtick, which gnuplot would run as a
+    shell command, becomes a quote)."""
+    text = str(text).replace("`", "'")
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return '"' + text + '"'
 
 

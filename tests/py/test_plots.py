@@ -135,8 +135,8 @@ def test_claim_figures_one_per_scenario_and_a_heat_map_per_baseline():
     # the summary: every scenario side by side at 2 workers, one point each, no mean
     summary = figs["claim_summary"]
     assert "no mean across scenarios" in summary.title and "geometric" not in summary.title
-    assert '"imbalance 0" 0' in "\n".join(summary.body)
-    assert '"imbalance 2" 1' in "\n".join(summary.body)
+    assert "\\n1: imbalance 0\\n2: imbalance 2" in "\n".join(summary.body)
+    assert "set xtics (1, 2)" in summary.body
     assert "1.3 to graph 1, first 1.5" in script              # the claim's band
     assert "no Brent bound: this run records no work_s" in script
     # chaselev over threadpool: measured, solid, with a significance column
