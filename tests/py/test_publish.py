@@ -13,7 +13,7 @@ from conftest import cli
 
 def sweep(root):
     p = cli("run", "--root", root, "--workers", "1,2", "--workloads", "fib", "--no-plot",
-            "--quiet", "--variants", "chaselev,threadpool")
+            "--quiet", "--variants", "chaselev,threadpool", "--repetitions", "2")
     assert p.returncode == 0, p.stderr
     (run_dir,) = glob.glob(os.path.join(root, "results", "*"))
     return run_dir, p.stderr
