@@ -12,13 +12,13 @@ for its commands in simulated time); the modules, each named for what it holds:
               at once, usable CPUs
     build     names asked from make, the bench binaries and their listings
     gbjson    the one reader of Google Benchmark JSON
-    stats     median and spread, Mann-Whitney U, Brent's bound
+    stats     median and spread, Mann-Whitney U, the Hodges-Lehmann interval, Brent's bound
     rundata   Result and RunData of results/<run-id>/, the merged CSV files, a simulated
               run's medians and bands, a measured run's simulated companions
     plan      the points of a sweep (measured or simulated), the pinned busy-loop rate
     rundir    a run directory created whole, and locked while a sweep writes it
-    sweep     running a plan with a backend (the benches', or simulate's), resumable;
-              start / resume / finish a run
+    sweep     running a plan with a backend (the benches', or simulate's) in interleaved
+              rounds, resumable; start / resume / finish a run
     machine   the machine record (meta.json)
     simmodel  machine models (harness/machines/): read, check, flatten for the engine
     simulate  a sweep in simulated time: the backend that runs build-sim/<v>/simbench,
@@ -26,10 +26,14 @@ for its commands in simulated time); the modules, each named for what it holds:
     companion a measured run's simulated companions (`run --sim`)
     calibrate this machine measured into a model (`calibrate`)
     validate  simulated against measured: the error table (`validate`)
-    plots     the figures as gnuplot scripts and data (a simulated run's speedups too)
-    article   the article's experiment: its figure and answers
+    compare   the one comparison: a ratio's estimate, its family-wise bracket, its test,
+              its verdict (better / worse / undecided); differences.csv, `./run.py compare`
+    families  every comparison a run states, computed once, in named families
+    plots     the figures' rules, time, imbalance, METG, why (a simulated run's speedups too)
+    claimfigs the claim figures and the heat maps
+    article   the article's experiment: its ideal, its panels and its figure
+    answers   the answers to the article's claims (REPORT.md's and README's table)
     gnuplot   rendering them into plots/<run-id>/
-    compare   ratio of medians and significance, B against A
     report    REPORT.md (and a simulated run's SIMULATED.md)
     publish   a run pruned to its published form, README's answer block
     bundle    `make bundle`: the archive that measures on another machine

@@ -13,13 +13,16 @@ what the ideal predicts; a run without it falls back on the wall time."""
 import dataclasses
 import math
 
+from . import compare as cmp
+from . import families
 from .config import ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, POOL_NAMES, REPRESENTATIVE
 from .gbjson import params_of
-from .plots import LOG_SPAN, Plot, gp_num, gp_str, ratio_stats, workers_label, y_axis
-from .rundata import load_bands
+from .plots import LOG_SPAN, Plot, gp_num, gp_str, workers_label, y_axis
+from .rundata import band_description, load_bands
+from .validate import errors_beside
 
 
-METRIC = "window_s"
+METRIC = families.ARTICLE_METRIC
 
 
 def late_count(late_fraction, workers):
@@ -89,13 +92,9 @@ def settings(table):
 
 
 
-def metric_of(result):
-    return METRIC if result.summary(METRIC)["n"] else "real_time_s"
-
-
 def shared_metric(a, b):
     """What a ratio of a and b is of: the window where both report it, else wall time."""
-    return metric_of(a) if metric_of(a) == metric_of(b) else "real_time_s"
+    return families.metric_of(a, b)
 
 
 class Panel:
@@ -112,12 +111,34 @@ class Panel:
     def cell(self, variant, d):
         return self.table.get(self.benches.get(d), {}).get((variant, self.workers))
 
-    def speedup(self, variant, d, base=ARTICLE_POOL):
-        """(median, low, high) of base time / variant time at d, or None."""
+    def comparison(self, variant, d, base=ARTICLE_POOL):
+        """The compare.Comparison of variant over base at d: a measured run's from its
+        `article` family (families.py), a SIMULATED one's from its medians, its band and
+        the simulator's validation error for the article workload; None when a side is
+        missing."""
         b, v = self.cell(base, d), self.cell(variant, d)
         if b is None or v is None:
             return None
-        return ratio_stats(b, v, shared_metric(b, v))
+        bench = self.benches.get(d)
+        if not self.simulated:
+            return families.of(self.data).get("article", bench, base, variant, self.workers)
+        metric = shared_metric(b, v)
+        ratio = b.summary(metric)["median"] / v.summary(metric)["median"]
+        return cmp.simulated("SIMULATED article", ratio, self.band(variant, d, base),
+                             self.validation_error(), benchmark=bench, base=base,
+                             variant=variant, workers=self.workers)
+
+    def validation_error(self):
+        """The median |error| of the article workload in the newest validation of this
+        machine's model beside the run (results/validation/, validate.recorded_errors),
+        or None where it was not measured."""
+        return errors_beside(self.data.run_dir).get(ARTICLE_WORKLOAD)
+
+    def speedup(self, variant, d, base=ARTICLE_POOL):
+        """(ratio, low, high) of base time / variant time at d: the comparison's estimate
+        and bracket; None without one."""
+        c = self.comparison(variant, d, base)
+        return (c.ratio, c.low, c.high) if c else None
 
     def curve(self, variant, base=ARTICLE_POOL):
         rows = []
@@ -135,32 +156,23 @@ class Panel:
         return self._bands[metric]
 
     def band(self, variant, d, base=ARTICLE_POOL):
-        """(low, high) of the speedup over base at d with the model's uncertain costs at
-        the ends of their ranges, the point itself (speedup's median) included; in the
-        speedup's own metric (the window where both report it), so that the band is
-        about the number it stands beside.  None without a band in that metric."""
+        """(low, high) of the SIMULATED speedup over base at d with the model's uncertain
+        costs at the ends of their ranges (the sensitivity band), the point itself
+        included; in the speedup's own metric (the window where both report it), so that
+        the band is about the number it stands beside.  None without a band in that
+        metric."""
         b, v = self.cell(base, d), self.cell(variant, d)
-        s = self.speedup(variant, d, base)
-        if b is None or v is None or not s:
+        if b is None or v is None:
             return None
-        bands, bench = self.bands(shared_metric(b, v)), self.benches.get(d)
+        metric = shared_metric(b, v)
+        bands, bench = self.bands(metric), self.benches.get(d)
         eb = bands.get((base, self.workers, bench), {})
         ev = bands.get((variant, self.workers, bench), {})
         ratios = [eb[e] / ev[e] for e in sorted(set(eb) & set(ev)) if ev[e] > 0]
         if not ratios:
             return None
-        ratios.append(s[0])
+        ratios.append(b.summary(metric)["median"] / v.summary(metric)["median"])
         return min(ratios), max(ratios)
-
-    def comparison(self, variant, base, d, margin=1.1):
-        """'robust' when variant beats base by more than the margin at the point and at
-        every end of its band, 'fragile' when it does at the point but not at every end,
-        None when it does not at the point (or there is no band to judge by)."""
-        s = self.speedup(variant, d, base)
-        band = self.band(variant, d, base)
-        if not s or band is None or s[0] <= margin:
-            return None
-        return "robust" if band[0] > margin else "fragile"
 
     def ideal(self, d):
         return ideal_speedup(d, self.setting.late_fraction, self.workers)
@@ -238,7 +250,7 @@ def figure(name, setting, panel_list, reps):
         if rep:
             band = [(d,) + p.band(rep, d) for d in sorted(p.benches) if p.band(rep, d)]
             if band:                          # a SIMULATED point's band, under its line
-                series.append(("band", f"{rep}: band of the model's uncertain costs",
+                series.append(("band", f"{rep}: SIMULATED sensitivity band",
                                "#fdae6b", block(f"{rep} band: d low high", band)))
                 top = max([top] + [r[2] for r in band])
                 bottom = min([bottom] + [r[1] for r in band])
@@ -246,13 +258,17 @@ def figure(name, setting, panel_list, reps):
             if rows:
                 series.append(("main", rep, "#08519c", block(f"{rep}: d median low high", rows)))
                 top = max([top] + [r[3] for r in rows if math.isfinite(r[3])])
-        for pool, color, dash in (("threadpool", "#d95f02", 2), ("static", "#7570b3", 3)):
-            rows = p.curve(pool)
+        # the pools on top of the variants, each a little to one side of its d and with
+        # a marker of its own, so that a pool at the variants' speedup stays visible
+        for i, (pool, color, pt) in enumerate((("threadpool", "#d95f02", 9),
+                                               ("static", "#7570b3", 13))):
+            shift = (0.025 if i else -0.025) * max(p.benches)
+            rows = [(r[0] + shift,) + tuple(r[1:]) for r in p.curve(pool)]
             if rows:
-                series.append((f"pool dt {dash}", f"{POOL_NAMES[pool]} ({pool})", color,
-                               block(f"{pool}: d median low high", rows)))
-                top = max([top] + [r[1] for r in rows if math.isfinite(r[1])])
-                bottom = min([bottom] + [r[1] for r in rows if math.isfinite(r[1])])
+                series.append((f"pool pt {pt}", f"{POOL_NAMES[pool]} ({pool})", color,
+                               block(f"{pool}: d (shifted {shift:+.3g}) median low high", rows)))
+                top = max([top] + [r[3] for r in rows if math.isfinite(r[3])])
+                bottom = min([bottom] + [r[2] for r in rows if math.isfinite(r[2])])
         top = max([top] + [e[2] for e in env])
         bottom = min([bottom] + [e[1] for e in env]
                      + [r[2] for kind, _, _, _ in series if kind == "main"
@@ -263,12 +279,16 @@ def figure(name, setting, panel_list, reps):
     # every point inside the axes: nothing is clipped, so nothing needs a mark
     ymax = math.ceil(top * 10 + 0.5) / 10
     ymin = math.floor(bottom * 10 - 0.5) / 10
-    reps = max((len(r.valid) for p, _ in bodies for cells in p.table.values()
-                for r in cells.values() if r.benchmark in p.benches.values()), default=reps)
-    caption = (f"{setting.label()}; bars: min-max of {reps} repetitions"
-               if reps else setting.label())
+    reps = min((len(r.valid) for p, _ in bodies if not p.simulated
+                for cells in p.table.values() for r in cells.values()
+                if r.benchmark in p.benches.values()), default=reps)
+    bands = sorted({band_description(p.data.run_dir) for p, _ in bodies if p.simulated} - {None})
+    caption = "\n".join([setting.label(),
+                         f"bars: {cmp.BRACKET}, {reps}+ repetitions a side",
+                         "SIMULATED bars: the sensitivity band widened by the validation error"]
+                        + [b.replace("sensitivity: ", "sensitivity band: ") for b in bands[:1]])
     n = len(bodies)
-    width, height = 460 * n + 40, 640
+    width, height = 460 * n + 40, 700
     # the panels side by side, the key once in a strip of its own below them
     key_h = 0.13
     body = ["reset", "set datafile missing NaN", "set grid",
@@ -284,7 +304,7 @@ def figure(name, setting, panel_list, reps):
                  else [f"set yrange [{max(ymin, 0.0):.2f}:{ymax:.2f}]"])
     keyed = {}
     for i, (p, series) in enumerate(bodies):
-        body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.88 - key_h:.4f}",
+        body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.82 - key_h:.4f}",
                  f"set title {gp_str(p.label)}",
                  "set ylabel " + gp_str(f"{ARTICLE_POOL} time / variant time") if i == 0
                  else "unset ylabel",
@@ -302,16 +322,15 @@ def figure(name, setting, panel_list, reps):
                 style = f"with yerrorlines lw 2.5 pt 7 ps 1.1 lc rgb {gp_str(color)}"
                 commands.append(f"datafile index {index} using 1:2:3:4 {style}")
             else:
-                style = (f"with linespoints lw 1.5 dt {kind.split()[-1]} "
-                         f"pt {6 if kind.endswith('2') else 4} "
+                style = (f"with yerrorlines lw 1.5 dt 2 pt {kind.split()[-1]} ps 1.4 "
                          f"lc rgb {gp_str(color)}")
-                commands.append(f"datafile index {index} using 1:2 {style}")
+                commands.append(f"datafile index {index} using 1:2:3:4 {style}")
             keyed.setdefault(label, style)
         body.append("plot " + ", \\\n     ".join(commands))
     body += ["set origin 0, 0", f"set size 1, {key_h}", "unset title", "unset xlabel",
              "unset ylabel", "unset border", "unset tics", "unset grid", "unset arrow",
              "unset logscale x", "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
-             "set key center center horizontal maxrows 2 font \",10\" samplen 3 width 2",
+             "set key center center horizontal maxrows 3 font \",10\" samplen 3 width 2",
              "plot " + ", \\\n     ".join(
                  f"NaN {style.replace('filledcurves', 'boxes')} title {gp_str(label)}"
                  for label, style in keyed.items())]
@@ -327,10 +346,14 @@ def horizontal_line(y):
 
 
 def figures(data, sims):
-    """Every article figure of a run and its simulated companions."""
+    """Every article figure of a run and its simulated companions: one per setting that
+    sweeps d (a setting measured at one d alone is a row of the report's table, not a
+    curve)."""
     out = []
     reps = data.plan.get("repetitions")
     for i, setting in enumerate(settings(data.index())):
+        if len(settings(data.index())[setting]) < 2:
+            continue
         name = "article" if i == 0 else (f"article_{'pthread' if setting.foreign else 'bthread'}"
                                          f"_late{setting.late_pct}_grain{setting.grain_us}")
         p = figure(name, setting, panels(data, sims, setting), reps)
@@ -339,216 +362,9 @@ def figures(data, sims):
     return out
 
 
-# --- the answers: one row per claim of the article --------------------------------------
-
-def fmt_x(value):
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def fmt_range(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return "-"
-    lo, hi = min(values), max(values)
-    return fmt_x(lo) if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}x"
-
-
 def first_setting(run):
     """The article setting the answers use: bthread submitters, half late, coarsest
     grain (the quick sweep's), or None."""
     s = [k for k in settings(run.index()) if not k.foreign]
     return s[0] if s else None
 
-
-def imbalance_findings(p):
-    """Numbers of one panel at its peak d: (d, ideal, rep speedup (median, low, high),
-    stealing medians {v: x}, worst distance to the ideal over every d and stealing
-    variant, stolen share of the representative, {pool: speedup}, colocated points)."""
-    d = p.peak_d()
-    rep = p.representative()
-    steal = {v: (p.speedup(v, d) or (None,))[0] for v in p.stealing}
-    worst = 0.0
-    for v in p.stealing:
-        for dd in p.benches:
-            s = p.speedup(v, dd)
-            if s:
-                worst = max(worst, abs(s[0] / p.ideal(dd) - 1))
-    pools = {b: (p.speedup(b, d) or (None,))[0] for b in ("threadpool", "static")}
-    colocated = sorted({v for v in p.stealing + list(BASELINES) for dd in p.benches
-                        if (p.colocated(v, dd) or 0) > 0})
-    return dict(d=d, ideal=p.ideal(d), rep=rep, rep_s=p.speedup(rep, d) if rep else None,
-                steal=steal, worst=worst, stolen=p.stolen_share(rep, d) if rep else None,
-                stolen_min=min((s for s in (p.stolen_share(v, d) for v in p.stealing)
-                                if s is not None), default=None),
-                pools=pools, colocated=colocated)
-
-
-def imbalance_row(data, sims):
-    setting = first_setting(data)
-    claim = "Work stealing is 30-50% faster than a traditional thread pool under load imbalance (sections 1, 5)"
-    setup = ("16-core EPYC; every task the same work; the imbalance made by delaying some "
-             "threads' submission; the pool's threads keep queues of their own")
-    if setting is None:
-        return [claim, setup, "not in this run (workload `article`)", "-", "not measured"]
-    ps = panels(data, sims, setting)
-    here = [p for p in ps if not p.simulated]
-    cells, verdict = [], "not measured here"
-    if here:
-        p = here[0]
-        f = imbalance_findings(p)
-        s = f["rep_s"]
-        rep = (f"`{f['rep']}` {fmt_x(s[0])} [{s[1]:.2f}-{s[2]:.2f}]" if s else
-               f"`{f['rep']}`: -")
-        cell = (f"{p.label}, {int(p.setting.late_fraction * 100)}% of the submitters late by "
-                f"d = {f['d']:g} x W/P: {rep} over {POOL_NAMES[ARTICLE_POOL]} "
-                f"(ideal {fmt_x(f['ideal'])}); the {len(f['steal'])} stealing variants "
-                f"{fmt_range(f['steal'].values())}, every one within {f['worst'] * 100:.0f}% "
-                f"of the ideal at every swept d")
-        if f["stolen"] is not None:
-            cell += (f"; {f['stolen'] * 100:.0f}% of the tasks stolen (`{f['rep']}`; at least "
-                     f"{f['stolen_min'] * 100:.0f}% for every stealing variant)")
-        pools = [f"{POOL_NAMES[b]} {fmt_x(x)}" for b, x in f["pools"].items() if x]
-        if pools:
-            cell += (f". The other pools balance this case too: {', '.join(pools)} over "
-                     f"{POOL_NAMES[ARTICLE_POOL]} (a shared queue, or a round-robin split of "
-                     "each submitter's tasks, moves the late work as well)")
-        if f["colocated"]:
-            cell += (f". Submitters shared a worker on {', '.join(f['colocated'])}: those "
-                     "points are not the article's experiment")
-        cells.append(cell)
-        ok = s is not None and s[0] >= 0.9 * f["ideal"] and f["ideal"] >= 1.3
-        verdict = (f"**Reproduced**: stealing recovers {fmt_x(s[0])} of the ideal "
-                   f"{fmt_x(f['ideal'])} at {workers_label(p.workers)}; the 30-50% is the "
-                   "geometry of a late wave (at most 2 - f for a late share f: 1.5x for "
-                   "half), not a matter of core count"
-                   if ok else
-                   f"**Not reproduced here**: {fmt_x(s[0]) if s else '-'} against the ideal "
-                   f"{fmt_x(f['ideal'])}")
-        if ok and any(x and x >= 1.3 for x in f["pools"].values()):
-            verdict += ("; but only against the per-thread-queue pool: a global queue or a "
-                        "round-robin split balances this experiment as well")
-    simulated = []
-    for p in (q for q in ps if q.simulated):
-        f = imbalance_findings(p)
-        s = f["rep_s"]
-        band = p.band(f["rep"], f["d"]) if f["rep"] else None
-        text = (f"SIMULATED {p.label.split(': ', 1)[1]}: `{f['rep']}` "
-                f"{fmt_x(s[0] if s else None)}"
-                + (f" (band {band[0]:.2f}-{band[1]:.2f})" if band else "")
-                + f", ideal {fmt_x(f['ideal'])}; stealing variants "
-                f"{fmt_range(f['steal'].values())}; pools "
-                + ", ".join(f"{b} {fmt_x(x)}" for b, x in f["pools"].items()))
-        judged = {v: p.comparison(v, ARTICLE_POOL, f["d"]) for v in p.stealing}
-        robust = [v for v, j in judged.items() if j == "robust"]
-        fragile = [v for v, j in judged.items() if j == "fragile"]
-        if robust or fragile:
-            text += (f"; more than 10% over {POOL_NAMES[ARTICLE_POOL]} at every end of the "
-                     f"band: {len(robust)} of {len(judged)} stealing variants (robust)"
-                     + (f", fragile for {', '.join(fragile)}" if fragile else ""))
-        elif not band:
-            text += "; no band (not simulated with one)"
-        simulated.append(text)
-    return [claim, setup, "; ".join(cells) or "-", "; ".join(simulated) or "not simulated",
-            verdict]
-
-
-def batching_row(data):
-    """spawn_batch's 0.5 us tasks: batches of 32 (NOSIGNAL + bthread_flush) over a wake-up
-    per task, for the representative variant, per submitter setting and worker count:
-    from a pthread that blocks or spins while it waits, and from a worker.  A spinning
-    pthread beside as many workers as there are cores takes a core from them; with
-    fewer workers it has one of its own."""
-    claim = "Batching 16-32 tasks under 1 us gives 20%+ more throughput (section 4.2)"
-    setup = ("tasks under 1 us, submitted and stolen in batches of 16-32; the submitting "
-             "thread's setting not stated")
-    table = data.index()
-    cpus = data.meta.get("cpus_usable")
-
-    def bench(batch, frm, spin):
-        for b in table:
-            p = params_of(b)
-            if (b.startswith("spawn_batch/") and p.get("batch") == batch and p.get("from") == frm
-                    and p.get("grain_ns") == "500" and p.get("spin", "0") == spin):
-                return b
-        return None
-
-    cells, gains = [], []
-    for frm, spin, where in (("0", "1", "from a spinning pthread"),
-                             ("0", "0", "from a blocking pthread"),
-                             ("1", "0", "from a worker")):
-        plain, batched = bench("0", frm, spin), bench("32", frm, spin)
-        if not plain or not batched:
-            continue
-        parts = []
-        for w in sorted({ww for (_, ww) in table[plain]}):
-            a, b = table[plain].get((REPRESENTATIVE, w)), table[batched].get((REPRESENTATIVE, w))
-            rs = ratio_stats(a, b) if a and b else None
-            if not rs:
-                continue
-            gains.append((rs[0], where, w))
-            note = ""
-            if frm == "0" and spin == "1" and cpus:
-                note = (" (it shares the cores)" if w >= cpus else " (a core of its own)")
-            parts.append(f"{workers_label(w)}{note} {fmt_x(rs[0])}")
-        if parts:
-            cells.append(f"{where}: " + ", ".join(parts))
-    if not cells:
-        return [claim, setup, "not in this run (workload `spawn_batch`)", "-", "not measured"]
-    here = (f"`{REPRESENTATIVE}`, 0.5 us tasks, batches of 32 (NOSIGNAL + bthread_flush) over "
-            "a wake-up per task, throughput ratio: " + "; ".join(cells))
-    best = max(gains)
-    if best[0] >= 1.2:
-        verdict = (f"**Holds in one setting**: {fmt_x(best[0])} {best[1]} at "
-                   f"{workers_label(best[2])}; " + ", ".join(
-                       f"{fmt_x(g)} {wh} at {workers_label(w)}" for g, wh, w in gains
-                       if g < 1.2) + " elsewhere")
-        if all(g >= 1.2 for g, _, _ in gains):
-            verdict = f"**Holds**: {fmt_range([g for g, _, _ in gains])} in every setting"
-    else:
-        verdict = (f"**Not here**: at most {fmt_x(best[0])}; a start that finds no sleeping "
-                   "worker costs no wake-up, so there is little for a batch to save")
-    return [claim, setup, here, "not simulated in this run", verdict]
-
-
-def elastic_row(data, sims):
-    claim = "A dynamic worker count: fewer active threads when steals fail, more when queues grow (section 4.3)"
-    setup = "a design recommendation; no figure given"
-    setting = first_setting(data)
-    if setting is None or "elastic" not in data.variants():
-        return [claim, setup, "not in this run (variant `elastic`)", "-", "not measured"]
-    ps = panels(data, sims, setting)
-
-    def cell(p):
-        d = p.peak_d()
-        e, c = p.cell("elastic", d), p.cell(REPRESENTATIVE, d)
-        if not e or not c:
-            return None, None
-        wall = e.median() / c.median()
-        ce, cc = e.summary("proc_cpu_s")["median"], c.summary("proc_cpu_s")["median"]
-        cpu = ce / cc if ce and cc else None
-        return wall, cpu
-
-    texts, verdict = [], "-"
-    for p in ps:
-        wall, cpu = cell(p)
-        if wall is None:
-            continue
-        t = (f"{'SIMULATED ' if p.simulated else ''}{p.label.split(': ', 1)[-1]}, "
-             f"the article scenario at d = {p.peak_d():g}: `elastic` takes {wall:.2f}x the wall "
-             f"time of `{REPRESENTATIVE}`" + (f" and {cpu:.2f}x its CPU time" if cpu else ""))
-        texts.append(t)
-        if not p.simulated:
-            verdict = ("**A trade, not a gain**: " if wall > 1.05 else "**No cost in time**: ") + (
-                f"{(1 - cpu) * 100:.0f}% less CPU" if cpu and cpu < 1 else
-                "no CPU saved" if cpu else "CPU not recorded") + f", {(wall - 1) * 100:+.0f}% wall time"
-    here = "; ".join(t for t in texts if not t.startswith("SIMULATED")) or "-"
-    sim = "; ".join(t for t in texts if t.startswith("SIMULATED")) or "not simulated"
-    return [claim, setup, here, sim, verdict]
-
-
-ANSWER_HEADERS = ["the article's claim", "how the article set it up", "measured here",
-                  "simulated", "verdict"]
-
-
-def answer_rows(data, sims):
-    return [imbalance_row(data, sims), batching_row(data), elastic_row(data, sims)]

@@ -9,7 +9,8 @@ compare, report) and main(), which turns bad input into one line and exit code 2
     ./run.py run --resume latest      finish a sweep that was interrupted
     ./run.py list [--benchmarks]      the variants, references and workloads the build has
     ./run.py plot RUN                 gnuplot SVG + PNG into plots/<run-id>/
-    ./run.py compare RUN_A RUN_B      per-benchmark ratio of medians, Mann-Whitney U test
+    ./run.py compare RUN_A RUN_B      per benchmark B/A with its 95% family-wise bracket and
+                                      its verdict (harness/driver/compare.py)
     ./run.py report RUN               results/<run-id>/REPORT.md
     ./run.py publish RUN              prune a run to its lean published form (raw JSON,
                                       meta, plan, status, REPORT.md, embedded figures)
@@ -52,7 +53,7 @@ import sys
 from . import calibrate, simmodel, targetfile, validate
 from .build import Build
 from .machine import git_info
-from .targets import KNOWN, check_only, write_into_run
+from .targets import KNOWN, TARGET_ROUNDS, check_only, write_into_run
 from .targets import measure as measure_target_record
 from .companion import check_models, missing_models, record_models, simulate_companion
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
@@ -152,7 +153,7 @@ def sweep_locked(args, build, run_dir, plan, models):
               f"(log: {os.path.join(os.path.relpath(run_dir), logs[pid])})",
               file=sys.stderr)
     if not args.no_plot:
-        path = make_plots_and_report(data, build.root, args.alpha)
+        path = make_plots_and_report(data, build.root)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
     if args.publish:
         if failed or wrong or not sim_ok or not targets_ok:
@@ -227,13 +228,13 @@ def cmd_compare(args):
     (da, va), (db, vb) = sides
     if bool(va) != bool(vb):
         va, vb = va or vb, vb or va
-    comparisons, problems = compare_sides(da.results, va, db.results, vb, args.alpha)
+    comparisons, problems = compare_sides(da.results, va, db.results, vb)
     if not comparisons and not problems:
         raise UsageError("the two sides have no benchmark in common")
     lines = [f"A = {da.run_dir}{f' ({va})' if va else ''}",
              f"B = {db.run_dir}{f' ({vb})' if vb else ''}", ""]
     text = "\n".join(lines) + format_table(COMPARISON_HEADERS, comparison_rows(comparisons))
-    notes = significance_notes(comparisons, args.alpha) + [f"not compared: {p}" for p in problems]
+    notes = significance_notes(comparisons) + [f"not compared: {p}" for p in problems]
     print(text + "\n" + "\n".join(notes))
     if args.out:
         md = ("\n".join(f"- {line}" for line in lines if line) + "\n\n"
@@ -250,7 +251,7 @@ def cmd_report(args):
     if args.csv:
         atomic_write_text(os.path.join(data.run_dir, "results.csv"), results_csv(data.results))
         atomic_write_text(os.path.join(data.run_dir, "samples.csv"), samples_csv(data.results))
-    path = make_plots_and_report(data, args.root, args.alpha, plots=not args.no_plot,
+    path = make_plots_and_report(data, args.root, plots=not args.no_plot,
                                  report_path=args.out, against=args.against)
     print(f"{PROG}: report: {os.path.relpath(path)}")
     return 0
@@ -285,7 +286,7 @@ def cmd_targets(args):
     with RunLock(run_dir):
         measure_targets(run_dir, Build(args.root), only, args.rounds, args.no_build)
         data = load_run(run_dir)
-        path = make_plots_and_report(data, args.root, args.alpha, plots=False)
+        path = make_plots_and_report(data, args.root, plots=False)
         print(f"{PROG}: report: {os.path.relpath(path)}", file=sys.stderr)
     return 0
 
@@ -417,14 +418,6 @@ def add_filters(p):
     p.add_argument("--workers", metavar="LIST", help="only these worker counts, e.g. 1,2 or 1-4")
 
 
-def alpha_type(text):
-    value = float(text)
-    if not 0 < value < 1:
-        raise ValueError(text)
-    return value
-
-
-alpha_type.__name__ = "significance level"
 
 
 def build_parser():
@@ -444,6 +437,10 @@ def build_parser():
                    help=f"repetitions per benchmark (quick {QUICK['repetitions']}, full {FULL['repetitions']})")
     p.add_argument("--min-time", type=float, metavar="S",
                    help=f"--benchmark_min_time per repetition (quick {QUICK['min_time']}, full {FULL['min_time']})")
+    p.add_argument("--per-round", type=int, metavar="N",
+                   help="repetitions per bench invocation in the interleaved rounds (default 1: "
+                        "every variant of a point once per round; more: fewer invocations, "
+                        "each paying its start and answer check once)")
     p.add_argument("--full", action="store_true",
                    help="the full sweep: the workloads' extra argument sets, more repetitions and time")
     p.add_argument("--all-sets", action="store_true",
@@ -458,7 +455,6 @@ def build_parser():
                    help="do not run make (by default it brings the chosen binaries up to "
                         "date: incremental, a second when nothing changed)")
     p.add_argument("--no-plot", action="store_true", help="skip the plots and REPORT.md at the end")
-    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--publish", action="store_true",
                    help="at the end, prune the run to its published form (./run.py publish); "
@@ -470,10 +466,10 @@ def build_parser():
                         "each further model at its PUs; drawn and reported beside the "
                         "measured ones, labelled SIMULATED (`make run` passes --sim "
                         "epyc16,twosocket64)")
-    p.add_argument("--targets", type=int, nargs="?", const=5, metavar="ROUNDS",
+    p.add_argument("--targets", type=int, nargs="?", const=TARGET_ROUNDS, metavar="ROUNDS",
                    help="at the end, measure the issues' performance targets side by side "
                         "against what users would pick (./run.py targets) in ROUNDS "
-                        "alternating rounds (default 5); `make run` passes it")
+                        f"alternating rounds (default {TARGET_ROUNDS}); `make run` passes it")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[common], allow_abbrev=False,
@@ -494,11 +490,11 @@ def build_parser():
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("compare", parents=[common], allow_abbrev=False,
-                       help="B against A: ratio of medians and Mann-Whitney U per benchmark")
+                       help="B against A per benchmark: the ratio with its bracket and verdict "
+                            "(harness/driver/compare.py)")
     p.add_argument("run_a", metavar="RUN_A", help="RUN or RUN:VARIANT")
     p.add_argument("run_b", metavar="RUN_B", help="RUN or RUN:VARIANT")
     add_filters(p)
-    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--out", metavar="FILE", help="also write the comparison as Markdown")
     p.set_defaults(func=cmd_compare)
 
@@ -506,7 +502,6 @@ def build_parser():
                        help="write results/<run-id>/REPORT.md (and its plots)")
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory")
     add_filters(p)
-    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.add_argument("--out", metavar="FILE", help="report path (default results/<run-id>/REPORT.md)")
     p.add_argument("--no-plot", action="store_true", help="use existing plots, do not redraw")
     p.add_argument("--csv", action="store_true",
@@ -531,11 +526,10 @@ def build_parser():
                             "README show them)")
     p.add_argument("run", metavar="RUN", help="run id, 'latest' or a run directory: a real "
                    "run of the tree's code")
-    p.add_argument("--rounds", type=int, default=5, metavar="N",
-                   help="alternating rounds per comparison (default 5)")
+    p.add_argument("--rounds", type=int, default=TARGET_ROUNDS, metavar="N",
+                   help=f"alternating rounds per comparison (default {TARGET_ROUNDS})")
     p.add_argument("--only", metavar="LIST", help=f"only these comparisons ({', '.join(KNOWN)})")
     p.add_argument("--no-build", action="store_true", help="do not run `make all refs` first")
-    p.add_argument("--alpha", type=alpha_type, default=0.05, help="significance level (0.05)")
     p.set_defaults(func=cmd_targets)
 
     add_sim_commands(sub)

@@ -44,18 +44,33 @@ def column_name(variant, reference=False):
 # the one whose threads keep queues of their own; one stealing variant is drawn plainly
 # and the others as an envelope.
 ARTICLE_WORKLOAD = "article"
+# The article, cited by its title (shared/seeds/003): "Work-stealing schedulers: the key
+# technique for multithreaded performance".
+ARTICLE_TITLE = ("“任务窃取调度器：提升多线程性能的关键技术” "
+                 "(Work-stealing schedulers: the key technique for multithreaded performance)")
 ARTICLE_POOL = "affinity"
 REPRESENTATIVE = "chaselev"
 
-# Sweep presets: (repetitions, --benchmark_min_time seconds, per-point timeout seconds).
-# Five repetitions is the fewest with which the exact two-sided Mann-Whitney test can
-# reach p < 0.01 (four: 0.029); most workload iterations last longer than min_time.
-QUICK = dict(repetitions=5, min_time=0.05, timeout=300)
+# Sweep presets: (repetitions, --benchmark_min_time seconds, per-invocation timeout
+# seconds).  Ten repetitions a side is the fewest with which a comparison can be decided
+# in a family of a few hundred (compare.py: the exact two-sided U test reaches 1.1e-5
+# with 10 against 10, 0.0079 with 5); the repetitions run in rounds, each a bench
+# invocation of its own (sweep.py), so min_time is short: most workloads' iterations are
+# longer than it anyway, and the rounds give the precision.
+QUICK = dict(repetitions=10, min_time=0.02, timeout=300)
 FULL = dict(repetitions=10, min_time=0.5, timeout=1800)
-# The claim's points run at least this many repetitions (unless --repetitions is given):
-# with 10 a side the exact U test reaches p = 1.1e-5, so a difference survives Holm's
-# correction over the article's family (about 40 tests); with 5 it cannot (0.0079 each).
-CLAIM_REPETITIONS = {"article": 10}
+# The claim's points run at least this many repetitions (unless --repetitions is given)
+# at the run's largest worker count, where the article's answer is read.
+CLAIM_REPETITIONS = {"article": 20}
+# The A/A row: this variant runs a second time in every interleaved round of the sweep
+# under its own label (<variant> + AA_SUFFIX); families.py compares the two, which
+# should never differ (0 decided comparisons expected).
+AA_VARIANT = "chaselev"
+AA_SUFFIX = "-aa"
+# The scenario sweeps whose question needs two workers or more (the imbalance factor, the
+# article's delay): at one worker there is nothing to balance, every scenario is the same
+# total work in another order, and the quick sweep runs only their first set there.
+SCENARIO_WORKLOADS = ("imbalance", "article")
 # Environment variable set for the bench binary (listing and runs) under --full: the
 # harness then also registers each workload's extra argument sets (workload_t.full).
 FULL_ENV = "SCHEDBENCH_FULL"
@@ -77,6 +92,10 @@ CLAIM_WORKLOAD = "imbalance"
 # spawn_batch's per-task signal against batches, the article's batching claim), and
 # those the simulated companions simulate.
 WHOLE_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD, "spawn_batch")
+# The parameter each scenario workload sweeps: the quick sweep takes its every value
+# (for the article, the full listing's d = 0.25, 0.75 and 2 beside the default 0, 0.5, 1:
+# its figure draws every swept d), the other parameters at the first set's.
+SWEPT_PARAM = {CLAIM_WORKLOAD: CLAIM_PARAM, ARTICLE_WORKLOAD: "delay_pct"}
 COMPANION_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD)
 
 

@@ -10,6 +10,22 @@ import secrets
 from .config import UsageError, warn
 
 
+NAME_MAX = 255   # bytes in one file name (Linux)
+
+
+def temp_name(name):
+    """A temporary name beside `name` that no loader picks up: `.<name>.<8 hex>.tmp`,
+    the name cut (at a character) so that the whole fits NAME_MAX bytes: a legal
+    250-byte name must not fail for its temporary's 14 more."""
+    tag = f".{secrets.token_hex(4)}.tmp"
+    room = NAME_MAX - 1 - len(tag)
+    raw = os.fsencode(name)
+    if len(raw) > room:
+        name = os.fsdecode(raw[:room].decode("utf-8", "ignore").encode("utf-8")) \
+            if isinstance(name, str) else raw[:room]
+    return f".{name}{tag}"
+
+
 def atomic_write_text(path, text):
     """Write text to path so that readers see the old file or the new one, never half.
 
@@ -21,7 +37,7 @@ def atomic_write_text(path, text):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     while True:
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+        tmp = os.path.join(directory, temp_name(os.path.basename(path)))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
             break
@@ -98,6 +114,9 @@ def read_json(path):
             return json.load(f)
     except (OSError, ValueError) as e:
         warn(f"skipping {path}: {e}")
+        return None
+    except RecursionError:
+        warn(f"skipping {path}: not JSON a reader can take (nested too deeply)")
         return None
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import gzip
 import json
 import math
+import zlib
 
 
 # Keys of a Google Benchmark entry that are not user counters.
@@ -134,6 +135,8 @@ def parse_gb_text(text, source):
     """The JSON document in text; BadResultFile (truncated / not JSON) otherwise."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise BadResultFile(f"{source}: not JSON a reader can take (nested too deeply)") from None
     except ValueError as e:
         # the text ends inside a value: the writer stopped halfway
         ends = getattr(e, "pos", 0) >= len(text.rstrip()) or \
@@ -151,23 +154,26 @@ def parse_gb_json(text, source):
 def load_gb_doc(path):
     """The parsed JSON document of a file (for checks of its raw fields);
     BadResultFile for unreadable, truncated or non-JSON files."""
-    try:
-        text = read_text_maybe_gz(path)
-    except OSError as e:
-        raise BadResultFile(f"{path}: {e.strerror or e}") from None
-    except EOFError:
-        raise BadResultFile(f"{path}: truncated (gzip stream ends early)") from None
-    return parse_gb_text(text, path)
+    return parse_gb_text(read_text_maybe_gz(path), path)
 
 
 def read_text_maybe_gz(path):
     """The text of a file; a name ending in .gz is gunzipped (a published run keeps its
-    large raw files compressed, results/README.md)."""
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+    large raw files compressed, results/README.md).  BadResultFile naming the file for
+    one that cannot be read: missing, or a damaged gzip stream (bad header, invalid
+    deflate data, cut short)."""
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                return f.read()
+        with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    except EOFError:
+        raise BadResultFile(f"{path}: truncated (gzip stream ends early)") from None
+    except zlib.error as e:
+        raise BadResultFile(f"{path}: damaged gzip data ({e})") from None
+    except OSError as e:       # gzip.BadGzipFile is one
+        raise BadResultFile(f"{path}: {e.strerror or e}") from None
 
 
 def load_gb_file(path):

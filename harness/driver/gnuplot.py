@@ -11,7 +11,8 @@ from .config import ROOT, UsageError, warn
 from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
 from .article import figures as article_figures
-from .plots import ClaimPlots, PlotBuilder, simulated_speedup_plots
+from .claimfigs import ClaimPlots
+from .plots import PlotBuilder, simulated_speedup_plots
 from .proc import last_line, run_capture, usable_cpus
 from .rundata import medians, read_meta
 
@@ -76,7 +77,7 @@ def write_scripts(out_dir, plots, gnuplot):
         atomic_write_text(os.path.join(out_dir, p.name + ".gp"), p.script(gnuplot.terminals))
 
 
-def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
+def write_plots(data, out_dir, gnuplot, sims=(), against=None):
     """Write every plot's .dat and .gp into out_dir, render them, and write plots.json
     (the manifest the report reads).  sims: simulated runs beside the measured one (the
     first drawn dashed in the claim figures; each a panel of the article figure);
@@ -92,7 +93,7 @@ def write_plots(data, out_dir, gnuplot, sims=(), alpha=0.05, against=None):
                     os.unlink(os.path.join(out_dir, f))
     sims = list(sims or ())
     plots = (article_figures(data, sims) + ClaimPlots(data, sims[0] if sims else None,
-                                                      alpha, against).build()
+                                                      against).build()
              + PlotBuilder(data).build())
     write_scripts(out_dir, plots, gnuplot)
     workers = min(4, usable_cpus())

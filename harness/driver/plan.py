@@ -11,7 +11,8 @@ import re
 import subprocess
 import tempfile
 
-from .config import (CALIBRATION_FILTER, CLAIM_PARAM, ITERS_ENV, WHOLE_WORKLOADS, UsageError,
+from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, CALIBRATION_FILTER, CLAIM_PARAM, ITERS_ENV,
+                     SCENARIO_WORKLOADS, SWEPT_PARAM, WHOLE_WORKLOADS, UsageError,
                      check_unknown, warn)
 from .gbjson import params_of, workload_of
 
@@ -86,32 +87,40 @@ def group_by_workload(names):
     return groups
 
 
-def quick_selection(listed):
+def quick_selection(listed, more=(), workers=None):
     """The quick sweep's share of one workload's listed argument sets: the first, and
     those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
-    every set of WHOLE_WORKLOADS."""
-    if listed and listed[0].split("/", 1)[0] in WHOLE_WORKLOADS:
-        return list(listed)
+    every set of WHOLE_WORKLOADS, and of `more` (the full listing's further sets, for the
+    workloads of SWEPT_PARAM) those that differ from the first only in the swept
+    parameter (the article's every d); at one worker only the first set of
+    SCENARIO_WORKLOADS (config.py: one worker has nothing to balance)."""
+    if not listed:
+        return []
+    workload = listed[0].split("/", 1)[0]
+    if workers == 1 and workload in SCENARIO_WORKLOADS:
+        return [listed[0]]
     first = params_of(listed[0])
-    chosen = []
-    for name in listed:
+    swept = {SWEPT_PARAM.get(workload, CLAIM_PARAM)}
+
+    def differs_only_in_swept(name):
         params = params_of(name)
-        differ = {k for k in set(params) | set(first) if params.get(k) != first.get(k)}
-        if differ <= {CLAIM_PARAM}:
-            chosen.append(name)
-    return chosen
+        return {k for k in set(params) | set(first) if params.get(k) != first.get(k)} <= swept
+
+    chosen = list(listed) if workload in WHOLE_WORKLOADS else \
+        [n for n in listed if differs_only_in_swept(n)]
+    return chosen + [n for n in more if n not in chosen and differs_only_in_swept(n)]
 
 
-def select_sets(listed, all_sets=False, regex=None, like=None):
+def select_sets(listed, all_sets=False, regex=None, like=None, more=(), workers=None):
     """One workload's argument sets (benchmark names, in the listing's order) in a sweep:
     those named in `like` (a real run's benchmarks, which a simulated sweep can take),
     else those the regular expression matches, else all of them with all_sets, else
-    quick_selection's."""
+    quick_selection's (with `more` and `workers`)."""
     if like is not None:
         return [n for n in listed if n in like]
     if regex:
         return [n for n in listed if regex.search(n)]
-    return list(listed) if all_sets else quick_selection(listed)
+    return list(listed) if all_sets else quick_selection(listed, more, workers)
 
 
 def name_regex(text, option="--filter"):
@@ -133,14 +142,20 @@ def make_point(target, binary, workers, workload, benchmarks, **fields):
 
 
 def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False):
-    """The sweep's points: one per (binary, workload, workers), each one bench invocation
-    whose filter comes from the binary's own listing.  Unknown workloads raise; no
-    workloads means those of `make list-workloads`.  The argument sets: all listed ones
-    with full, all_sets or a name filter, else quick_selection's."""
-    listings = {}
+    """The sweep's points: one per (binary, workload, workers), each run in rounds of
+    bench invocations (sweep.py) whose filter comes from the binary's own listing.
+    Unknown workloads raise; no workloads means those of `make list-workloads`.  The
+    argument sets: all listed ones with full, all_sets or a name filter, else
+    quick_selection's (the article's every swept d comes from the full listing: a set
+    only that listing has makes its point `full`, run with the full sets registered).  A run of config.AA_VARIANT gets its A/A twin: the
+    same points under the label <variant> + AA_SUFFIX."""
+    listings, full_listings = {}, {}
+    quick = not (full or all_sets or name_filter)
     for t in list(targets):
         try:
             listings[t.name] = build.list_benchmarks(t.binary, full)
+            if quick and any(workload_of(n) == ARTICLE_WORKLOAD for n in listings[t.name]):
+                full_listings[t.name] = build.list_benchmarks(t.binary, True)
         except UsageError as e:
             if not t.reference:
                 raise
@@ -156,19 +171,41 @@ def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=
     regex = name_regex(name_filter)
     points = []
     for t in targets:
+        more_of = group_by_workload(full_listings.get(t.name, []))
         for workload, listed in group_by_workload(listings[t.name]).items():
             if workloads and workload not in workloads:
                 continue
-            chosen = select_sets(listed, full or all_sets, regex)
-            if not chosen:
-                continue
+            more = [n for n in more_of.get(workload, []) if n not in listed] \
+                if workload == ARTICLE_WORKLOAD else []
             for w in workers:
+                chosen = select_sets(listed, full or all_sets, regex, more=more, workers=w)
+                if not chosen:
+                    continue
+                extra = [n for n in chosen if n not in listed]
+                names = more_of[workload] if extra else listed
+                fields = dict(filter=gb_filter(workload, chosen, names))
+                if extra:
+                    fields["full"] = True
                 points.append(make_point(t, os.path.relpath(t.binary, build.root), w,
-                                         workload, chosen,
-                                         filter=gb_filter(workload, chosen, listed)))
+                                         workload, chosen, **fields))
     if not points:
         raise UsageError("nothing to run: the selection matches no benchmark")
-    return points
+    return points + twin_points(points)
+
+
+def twin_points(points):
+    """The A/A twin's points: config.AA_VARIANT's, under its twin label (none when the
+    sweep does not run that variant)."""
+    label = AA_VARIANT + AA_SUFFIX
+    out = []
+    for p in points:
+        if p["variant"] == AA_VARIANT and not p["reference"]:
+            twin = make_point(Target(label, False, p["binary"]), p["binary"], p["workers"],
+                              p["workload"], p["benchmarks"],
+                              **{k: v for k, v in p.items() if k in ("filter", "full")})
+            twin["twin_of"] = AA_VARIANT
+            out.append(twin)
+    return out
 
 
 def simulated_listing(binary):

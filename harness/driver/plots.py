@@ -1,17 +1,22 @@
-"""The figures of a run, as gnuplot scripts and data (not rendered here): time per
-benchmark, speedups over the baselines, the imbalance sweep against the claim's band,
-METG, and why a variant wins (steals, parks, CPU per wall)."""
+"""The figures of a run, as gnuplot scripts and data (not rendered here): the figure rules
+and helpers every figure module shares, time per benchmark, the imbalance sweep against
+the claim's band, METG, why a variant wins (steals, parks, CPU per wall), and a simulated
+run's speedups.  The claim figures and the heat maps are claimfigs.py's, the article's
+article.py's; every ratio drawn with a bar is a compare.Comparison (families.py)."""
 
 import dataclasses
 import math
 import re
 
-from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD, PROG,
+from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, PROG,
                      REPRESENTATIVE)
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of
+from . import families
+from .compare import BRACKET
+from .families import imbalance_family
 from .rundata import CPU_PER_WALL
-from .stats import brent_time, mann_whitney_u
+from .stats import brent_time
 
 
 # The figures' rules (plots/README.md): at most MAX_SERIES series a panel, each with a
@@ -135,8 +140,10 @@ def bench_words(benchmark):
 
 
 def gp_str(text):
-    """A gnuplot double-quoted string literal."""
-    text = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A gnuplot double-quoted string literal (a backtick, which gnuplot would run as a
+    shell command, becomes a quote)."""
+    text = str(text).replace("`", "'")
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return '"' + text + '"'
 
 
@@ -260,15 +267,6 @@ def horizontal_line(y):
     return f"set arrow from graph 0, first {y} to graph 1, first {y} nohead dt 2 lc rgb \"#444444\""
 
 
-def ratio_stats(base, other, metric="real_time_s"):
-    """(median, low, high) of base/other: ratio of medians, and the extreme ratios of the
-    repetitions' min/max (the spread of a speedup)."""
-    b, o = base.summary(metric), other.summary(metric)
-    if not b["n"] or not o["n"] or not o["median"] or not o["min"]:
-        return None
-    return (b["median"] / o["median"], b["min"] / o["max"], b["max"] / o["min"])
-
-
 class PlotBuilder:
     """Builds every figure of a run (without rendering)."""
 
@@ -281,6 +279,7 @@ class PlotBuilder:
         self.plain = set(BASELINES) | {v for v, ref in self.reference.items() if ref}
         self.workers = data.workers()
         self.reps = data.plan.get("repetitions")
+        self.comparisons = families.of(data)
 
     def build(self):
         plots = []
@@ -374,18 +373,16 @@ class PlotBuilder:
                             continue
                         rows = []
                         for x, bench in members:
-                            cells = self.table[bench]
-                            if (base, w) in cells and (v, w) in cells:
-                                rs = ratio_stats(cells[(base, w)], cells[(v, w)])
-                                if rs:
-                                    rows.append((x,) + rs)
+                            c = self.comparisons.get(imbalance_family(base), bench, base, v, w)
+                            if c:
+                                rows.append((x, c.ratio, c.low, c.high))
                         if rows:
                             curves[v] = rows
                     if not any(len(rows) > 1 for rows in curves.values()):
                         continue          # no sweep left (e.g. the baseline failed)
                     series, envelope = self._series(curves)
                     title = (f"Does the gain over {base} grow with imbalance? "
-                             f"{workers_label(w)}\n{bench_words(rest)}")
+                             f"{workers_label(w)}\n{bench_words(rest)}; bars: {BRACKET}")
                     extra = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                              " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
                              f"set label 1 \"30-50% claim\" at graph 0.02, first {(lo + hi) / 2}",
@@ -465,385 +462,6 @@ class PlotBuilder:
                               height=histogram_height(self.variants, 460),
                               benchmark=bench, workload=workload_of(bench)))
         return plots
-
-
-# --- the claim as curves, and the one-look overview ------------------------------------
-
-def significant(base, other, alpha=0.05):
-    """True when the two results' wall times differ at alpha (two-sided Mann-Whitney U)."""
-    x, y = base.values("real_time_s"), other.values("real_time_s")
-    if len(x) < 2 or len(y) < 2:
-        return False
-    return mann_whitney_u(x, y)[1] < alpha
-
-
-def geomean(values):
-    values = [v for v in values if v and v > 0 and math.isfinite(v)]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
-
-
-def scenario_label(bench):
-    """The claim scenario's parameters, short: 'imbalance 2, grain_us 10, tasks 20000, ...'
-    (the report's tables; figure titles use bench_words)."""
-    params = params_of(bench)
-    return ", ".join(f"{k} {v}" for k, v in params.items()) or display_name(bench)
-
-
-def short_labels(benchmarks):
-    """{benchmark: 'workload k'} numbering each workload's benchmarks, and the key lines
-    'workload k = full name' (only where a workload has more than one benchmark)."""
-    per_workload, labels, key = {}, {}, []
-    for b in benchmarks:
-        per_workload.setdefault(workload_of(b), []).append(b)
-    for w, members in per_workload.items():
-        for i, b in enumerate(members, 1):
-            labels[b] = w if len(members) == 1 else f"{w} {i}"
-            if len(members) > 1:
-                key.append(f"{labels[b]} = {display_name(b)[len(w) + 1:]}")
-    return labels, key
-
-
-class ClaimPlots:
-    """The 30-50% claim drawn as curves: for each imbalance scenario (and a summary over
-    them) the speedup of every variant over each baseline (BASELINES and the reference
-    rows) against the worker count, with the 1.3-1.5x band, error bars from the
-    repetitions, a filled marker where the difference is significant (Mann-Whitney U at
-    alpha) and, where the run records the work (`work_s`, simulated runs), Brent's bound
-    baseline / max(work / P, span) (`span_s`; the work term alone where it is missing).
-    The representative variant is drawn, the other stealing variants as the range of
-    their medians.  A simulated run given beside a measured one gets panels of its own,
-    titled SIMULATED and its model, its lines dashed.  Plus the heat map of variant x benchmark
-    speedup over each baseline at the largest worker count."""
-
-    def __init__(self, data, sim=None, alpha=0.05, against=None):
-        self.runs = [(data, "")]
-        if sim is not None:
-            model = sim.meta.get("model") or "model"
-            self.runs.append((sim, f"simulated ({model})"))
-        elif data.meta.get("simulated"):
-            self.runs = [(data, f"simulated ({data.meta.get('model') or 'model'})")]
-        self.data, self.alpha = data, alpha
-        self.tables = [(d.index(), note) for d, note in self.runs]
-        variants = []
-        for d, _ in self.runs:
-            variants += [v for v in d.variants() if v not in variants]
-        refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
-        self.baselines = [b for b in BASELINES if b in variants] + sorted(refs)
-        # the heat maps: over each baseline, and over the variant the user compares against
-        self.heat_bases = self.baselines + ([against] if against and against in variants
-                                            and against not in self.baselines else [])
-        self.lines = [v for v in variants if v not in self.baselines]
-        self.workers = sorted({w for d, _ in self.runs for w in d.workers()})
-
-    def scenarios(self):
-        benches = set()
-        for table, _ in self.tables:
-            benches |= {b for b in table if workload_of(b) == CLAIM_WORKLOAD}
-        return sorted(benches, key=lambda b: [(k, float(v) if re.fullmatch(r"[\d.]+", v) else 0)
-                                              for k, v in params_of(b).items()])
-
-    def curve(self, table, bench, base, v, sig=True):
-        """[(workers, speedup, low, high, significant, work_bound)] of v over base."""
-        rows = []
-        cells = table.get(bench, {})
-        for w in self.workers:
-            if (base, w) not in cells or (v, w) not in cells:
-                continue
-            rs = ratio_stats(cells[(base, w)], cells[(v, w)])
-            if not rs:
-                continue
-            lb = brent_time(cells[(v, w)].summary("work_s")["median"],
-                            cells[(v, w)].summary("span_s")["median"], w)
-            bound = cells[(base, w)].median() / lb if lb else None
-            rows.append((w,) + rs + (1 if sig and significant(cells[(base, w)], cells[(v, w)],
-                                                                 self.alpha) else 0, bound))
-        return rows
-
-    def panel_body(self, series, envelope, bound):
-        """gnuplot lines of one panel: series [(label, dashed, index)] of the variants
-        drawn as lines, envelope (label, index) or None, bound the work bound's index or
-        None; the y axis from the values the panel draws (y_axis: log where they span
-        more than LOG_SPAN; nothing clipped)."""
-        lo, hi = CLAIM_BAND
-        body = [f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
-                " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",
-                horizontal_line(1)]
-        blocks = self._blocks
-        values = [1.0, lo, hi]
-        commands = []
-        if envelope:
-            label, index = envelope
-            commands.append(f"datafile index {index} using 1:2:3 with filledcurves fc rgb "
-                            f"{gp_str(ENVELOPE_COLOR)} fs solid 0.5 noborder title {gp_str(label)}")
-            values += [float(v) for r in rows_of(blocks[index]) for v in r[1:]]
-        style = styles([label for label, _, _ in series], self.lines)
-        for i, (label, dashed, index) in enumerate(series):
-            color, pt, filled = style[label]
-            line = f"lc rgb {gp_str(color)}{' dt 2' if dashed else ''}"
-            # each line a little to the side (x times 1 +- 2.5% steps), so that lines and
-            # error bars that coincide stay visible
-            x = f"($1*{1 + 0.025 * (i - (len(series) - 1) / 2):.4f})"
-            commands.append(f"datafile index {index} using {x}:2:3:4 with yerrorlines lw 1.5 "
-                            f"pt {pt} ps 0.9 {line} title {gp_str(label)}")
-            commands.append(f"datafile index {index} using {x}:($5 > 0 ? $2 : NaN) with points "
-                            f"pt {filled} ps 1.1 lc rgb {gp_str(color)} notitle")
-            values += [float(v) for r in rows_of(blocks[index]) for v in r[1:4] + r[5:]]
-        if bound is not None:
-            commands.append(f"datafile index {bound} using 1:2 with lines lw 1.5 dt 3 "
-                            "lc rgb \"#000000\" title \"Brent bound\"")
-            values += [float(r[1]) for r in rows_of(blocks[bound])]
-        return body + y_axis(values, zero=False) + ["plot " + ", \\\n     ".join(commands)]
-
-    def figure(self, name, title, curves_of, caption_bits):
-        """One figure: a panel per baseline and run (the measured run's panels first,
-        then the simulated run's, titled SIMULATED).  curves_of(table, base, v) -> rows."""
-        blocks, panels, any_bound = [], [], False
-        self._blocks = blocks
-        seen_workers = set()
-        envelope_sizes = set()
-
-        def block(text, rows):
-            blocks.append(text + "".join(" ".join(gp_num(x) for x in r) + "\n" for r in rows))
-            return len(blocks) - 1
-
-        for (table, note) in self.tables:
-            for base in self.baselines:
-                curves, bound_rows = {}, {}
-                for v in self.lines:
-                    rows = curves_of(table, base, v)
-                    if rows:
-                        curves[v] = rows
-                drawn, others = split_variants(list(curves), set())
-                series = []
-                for v in drawn:
-                    rows = curves[v]
-                    series.append((v, bool(note), block(
-                        f"# {v} over {base} {note}: workers speedup low high significant "
-                        "work_bound\n", rows)))
-                    seen_workers.update(r[0] for r in rows)
-                for v in curves:
-                    for r in curves[v]:
-                        if r[5]:
-                            bound_rows.setdefault(r[0], []).append(r[5])
-                envelope = None
-                if others:
-                    envelope_sizes.add(len(others))
-                    envelope = (ENVELOPE_LABEL, block(
-                        f"# other stealing variants over {base} {note} ({', '.join(others)}): "
-                        "workers min max of their medians\n",
-                        envelope_rows([curves[v] for v in others])))
-                    seen_workers.update(r[0] for v in others for r in curves[v])
-                bound_index = None
-                if bound_rows:
-                    any_bound = True
-                    bound_index = block(f"# work bound {note}: workers bound\n".replace(" :", ":"), [
-                        (w, min(bs)) for w, bs in sorted(bound_rows.items())])
-                if series:
-                    where = f"SIMULATED ({note[len('simulated ('):-1]}): " if note else ""
-                    panels.append((f"{where}over {base}", series, envelope, bound_index))
-        if not panels:
-            return None
-        cells = len(panels) + 1                 # + the panel that holds the key
-        cols = cells if cells <= 4 else (3 if cells <= 9 else 4)
-        rows = (len(panels) + 1 + cols - 1) // cols
-        caption = list(caption_bits)
-        if envelope_sizes:
-            caption.append(f"shaded: the range of the other {'/'.join(map(str, sorted(envelope_sizes)))} "
-                           f"stealing variants' medians, {REPRESENTATIVE} drawn")
-        caption.append("Brent bound: baseline / max(work/P, span), span = the workload's "
-                       "critical path (work/P alone where a run lacks span_s)" if any_bound else
-                       "no Brent bound: this run records no work_s (only simulated runs do)")
-        height = max(560, 380 * rows + 120)
-        ws = sorted(seen_workers)               # the worker counts this figure has
-        body = ["reset", "set datafile missing NaN", "set grid",
-                f"set xtics ({', '.join(str(w) for w in ws)})"]
-        if ws[-1] > 8:
-            body += ["set logscale x 2", f"set xrange [{ws[0] * 0.8}:{ws[-1] * 1.25}]"]
-        else:
-            body.append(f"set xrange [{ws[0] - 0.3}:{ws[-1] + 0.3}]")
-        # the caption in lines that fit the figure's width (about 9 pixels a character)
-        text, line = [title], ""
-        for bit in caption:
-            if line and len(line) + len(bit) + 2 > 400 * cols // 10:
-                text.append(line + ";")
-                line = ""
-            line = f"{line}; {bit}" if line else bit
-        text.append(line)
-        body += [f"set multiplot layout {rows},{cols} title {gp_str(chr(10).join(text))}"
-                 f" font \",13\" margins 0.05,0.98,{75 / height:.3f},{1 - (100 + 20 * len(text)) / height:.3f}"
-                 f" spacing 0.06,{110 / height:.3f}",
-                 "set xlabel \"workers\"", "set ylabel \"speedup (x)\""]
-        for panel_title, series, envelope, bound_index in panels:
-            body.append(f"set title {gp_str(panel_title)}")
-            body.append("unset key")
-            body += self.panel_body(series, envelope, bound_index)
-        # the key: a panel of its own, every series once (with an undefined point)
-        keyed, entries = set(), []
-        style = styles([v for v in self.lines
-                        if any(label == v for _, series, _, _ in panels for label, _, _ in series)],
-                       self.lines)
-        for v, (color, pt, _) in style.items():
-            keyed.add(v)
-            entries.append(f"NaN with linespoints lw 2 pt {pt} lc rgb {gp_str(color)} "
-                           f"title {gp_str(v)}")
-        for _, series, envelope, bound_index in panels:
-            if envelope and "envelope" not in keyed:
-                keyed.add("envelope")
-                entries.append(f"NaN with boxes fc rgb {gp_str(ENVELOPE_COLOR)} fs solid 0.5 "
-                               f"noborder title {gp_str(ENVELOPE_LABEL)}")
-            if bound_index is not None and "bound" not in keyed:
-                keyed.add("bound")
-                entries.append("NaN with lines lw 1.5 dt 3 lc rgb \"#000000\" "
-                               "title \"Brent bound\"")
-        if any(" 1 " in f" {line} " for b in blocks for line in b.splitlines()[1:]
-               if len(line.split()) == 6 and line.split()[4] == "1"):
-            entries.append("NaN with points pt 7 ps 1.3 lc rgb \"#444444\" title "
-                           "\"filled: significant\"")
-        body += ["unset title", "unset xlabel", "unset ylabel", "unset border", "unset tics",
-                 "unset grid", "unset object 1", "unset arrow", "unset logscale x",
-                 "unset logscale y", "set xrange [0:1]", "set yrange [0:1]",
-                 f"set key center center vertical maxrows {len(entries)}"
-                 " font \",10\"",
-                 "plot " + ", \\\n     ".join(entries)]
-        body.append("unset multiplot")
-        return Plot(name=name, kind="claim", title=title, body=body, data="\n\n".join(blocks),
-                    width=400 * cols, height=height, workload=CLAIM_WORKLOAD)
-
-    def build(self):
-        plots = []
-        scenarios = self.scenarios()
-        reps = self.data.plan.get("repetitions")
-        bars = f"bars: min-max of {reps} repetitions" if reps else "bars: min-max"
-        marks = f"filled: significant (Mann-Whitney, alpha {self.alpha:g})"
-        for i, bench in enumerate(scenarios, 1):
-            p = self.figure(f"claim_{i}_{safe_name(display_name(bench))}",
-                            f"Does a variant beat the pools by 30-50%? "
-                            f"{bench_words(bench).split(', ', 1)[-1]}",
-                            lambda t, base, v, b=bench: self.curve(t, b, base, v),
-                            ["green band: 1.3-1.5x", bars, marks])
-            if p:
-                p.benchmark = bench
-                plots.append(p)
-        imbalanced = [b for b in scenarios if params_of(b).get(CLAIM_PARAM) not in ("0", None)]
-
-        def summary(table, base, v):
-            rows = []
-            per = [self.curve(table, b, base, v, sig=False) for b in imbalanced]
-            for w in self.workers:
-                at = [r for rows_b in per for r in rows_b if r[0] == w]
-                if len(at) == len([b for b in imbalanced if b in table]) and at:
-                    rows.append((w, geomean([r[1] for r in at]), geomean([r[2] for r in at]),
-                                 geomean([r[3] for r in at]), 0, None))
-            return rows
-
-        if len(imbalanced) > 1:
-            p = self.figure("claim_summary",
-                            f"Does a variant beat the pools by 30-50% under imbalance? "
-                            f"geometric mean over {len(imbalanced)} scenarios",
-                            summary, ["green band: 1.3-1.5x", "bars: geometric means of the "
-                                      "min-max ratios", "no significance marks (a mean)"])
-            if p:
-                plots.append(p)
-        plots += self.heatmaps()
-        return plots
-
-    def heatmaps(self):
-        """Variant x benchmark speedup over each baseline (and over --against) at the
-        largest worker count of the measured run, as a colour map: log2 scale centred
-        at 1 (blue slower, red faster), the range set by the data, the value written in
-        each cell, '*' where significant after Holm's correction over the map, and
-        missing cells hatched grey with 'n/a'.  Rows are labelled by their parameters
-        (short) and grouped by workload."""
-        from .compare import correct, diff_of
-        table = self.tables[0][0]
-        workers = max(self.data.workers()) if self.data.workers() else None
-        plots = []
-        benches = sorted(table)
-        for base in self.heat_bases:
-            cols = [v for v in self.data.variants() if v != base]
-            rows = [b for b in benches if (base, workers) in table[b]]
-            if not rows or not cols:
-                continue
-            diffs = {}
-            for b in rows:
-                for v in cols:
-                    d = diff_of("heat", table[b][(base, workers)], table[b].get((v, workers)))
-                    if d:
-                        diffs[(b, v)] = d
-            correct(list(diffs.values()))
-            span = max([abs(math.log2(d.speedup)) for d in diffs.values()] + [1.0])
-            span = min(8.0, math.ceil(span))           # 2^8 = 256x: fib reaches 216x
-            lines, labels_gp, missing = [], [], []
-            for y, b in enumerate(rows):
-                cells = []
-                for x, v in enumerate(cols):
-                    d = diffs.get((b, v))
-                    cells.append(gp_num(math.log2(d.speedup) if d else None))
-                    if d:
-                        star = "*" if d.significant(self.alpha) else ""
-                        s = d.speedup
-                        text = f"{s:.2f}{star}" if s < 10 else f"{s:.0f}{star}"
-                        labels_gp.append(f"set label {len(labels_gp) + 1} {gp_str(text)} at {x},{y} "
-                                         "center font \",9\" front")
-                    else:
-                        missing.append((x, y))
-                lines.append(" ".join(cells))
-            for i, (x, y) in enumerate(missing):
-                labels_gp.append(f"set object {i + 10} rectangle from {x - 0.5},{y - 0.5} to "
-                                 f"{x + 0.5},{y + 0.5} fc rgb \"#bdbdbd\" fs pattern 4 "
-                                 "border lc rgb \"#bdbdbd\" front")
-                labels_gp.append(f"set label {len(labels_gp) + 1} \"n/a\" at {x},{y} center "
-                                 "font \",8\" front")
-            title = (f"Which variant is faster than {base}, on which benchmark? speedup at "
-                     f"{workers_label(workers)} (* significant after Holm's correction, "
-                     f"alpha {self.alpha:g})")
-            height = 170 + 24 * len(rows)
-            ylabels = [row_label(b) for b in rows]
-            label_px = 40 + 6.5 * max(len(t) for t in ylabels)
-            width = int(label_px + 80 * len(cols) + 230)
-            tics = ", ".join(f"{gp_str(tick_label(2.0 ** k))} {k}"
-                             for k in range(-int(span), int(span) + 1))
-            body = ["reset", "set datafile missing NaN", f"set title {gp_str(title)}",
-                    "unset key", "set view map", "set tics scale 0", "set xtics rotate by 30 right",
-                    f"set xtics ({', '.join(gp_tic(v, i) for i, v in enumerate(cols))})",
-                    f"set ytics ({', '.join(gp_tic(t, i) for i, t in enumerate(ylabels))})"
-                    " font \",9\"",
-                    f"set xrange [-0.5:{len(cols) - 0.5}]", f"set yrange [{len(rows) - 0.5}:-0.5]",
-                    f"set cbrange [{-span}:{span}]", f"set cbtics ({tics})",
-                    "set cblabel \"speedup over " + base + " (log scale; grey: not measured)\"",
-                    heat_palette(span),
-                    f"set lmargin at screen {label_px / width:.4f}",
-                    f"set rmargin at screen {1 - 200 / width:.4f}", "set bmargin 7"]
-            body += labels_gp
-            body.append("plot datafile matrix using 1:2:3 with image")
-            plots.append(Plot(name=f"heatmap_vs_{base}", kind="heatmap", title=title, body=body,
-                              data="\n".join(lines) + "\n", width=width, height=height))
-        return plots
-
-
-def heat_palette(span):
-    """The heat map's colours over log2 speedups -span..span: more shades near 1 than
-    far from it, so that 1.4x shows beside 200x."""
-    stops = [(-span, "#053061"), (-2, "#4393c3"), (-0.5, "#d1e5f0"), (0, "#f7f7f7"),
-             (0.5, "#fddbc7"), (2, "#d6604d"), (span, "#67001f")]
-    stops = [(x, c) for x, c in stops if abs(x) < span or abs(x) == span]
-    stops = [stops[0]] + [st for st in stops[1:-1] if abs(st[0]) < span] + [stops[-1]]
-    return "set palette defined (" + ", ".join(f"{x:g} {gp_str(c)}" for x, c in stops) + ")"
-
-
-def tick_label(x):
-    """2.0 -> '2', 0.25 -> '1/4', 256 -> '256'."""
-    return f"{x:g}" if x >= 1 else f"1/{1 / x:g}"
-
-
-def row_label(benchmark):
-    """A heat map row: 'workload: k v, k v' with the parameters, short."""
-    name = display_name(benchmark)
-    wl = workload_of(name)
-    params = params_of(name)
-    text = ", ".join(param_words(k, v) for k, v in params.items())
-    text = text if len(text) <= 72 else text[:71] + "~"
-    return f"{wl}: {text}" if text else wl
 
 
 def simulated_speedup_plots(med, model):

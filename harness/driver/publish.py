@@ -4,8 +4,8 @@ A published run keeps what cannot be regenerated: raw/ (the benchmarks' JSON, fi
 GZIP_MIN_BYTES or more gzip-compressed; every reader accepts `.json.gz`), meta.json,
 plan.json, status.json and REPORT.md (a simulated run: SIMULATED.md, its report, and
 machine.json and model.flat, the model it ran on); in plots/<run-id>/ it keeps the
-figures that README.md or the run's report embed (`![...](...)`), each PNG with its SVG,
-and every why_* figure (PNG).  Everything else (logs/, results.csv, samples.csv, the
+figures that README.md or the run's report embed (`![...](...)`) and every why_* figure,
+each PNG with its SVG.  Everything else (logs/, results.csv, samples.csv, the
 other figures, each figure's .dat/.gp) is dropped: `./run.py plot RUN` and `./run.py report RUN`
 regenerate it.  No file keeps an absolute path of the machine that measured (the roots
 found in the raw files' "executable" and the given root are made relative).
@@ -22,13 +22,15 @@ import re
 import shutil
 
 from . import targetfile
-from .article import ANSWER_HEADERS, answer_rows
+from .answers import ANSWER_HEADERS, answer_rows
 from .config import GZIP_MIN_BYTES, PROG, UsageError
-from .files import atomic_write_json, atomic_write_text, glob_json
+from .files import atomic_write_json, atomic_write_text, existing_raw, glob_json
 from .fmt import format_table, now_iso
+from .gbjson import BadResultFile, read_text_maybe_gz
 from .machine import publishable
 from .rundata import load_companions, load_run, read_meta
 from .rundir import LOCK_NAME
+from .validate import errors_beside
 
 # What a run directory may keep (besides raw/): the rest is removed.
 KEPT_FILES = ("meta.json", "plan.json", "status.json", "REPORT.md", "differences.csv",
@@ -45,8 +47,8 @@ def measuring_roots(run_dir, extra=()):
     roots = {os.path.abspath(r) for r in extra if r}
     for path in glob_json(os.path.join(run_dir, "raw")):
         try:
-            doc = json.loads(read_text(path))
-        except (OSError, ValueError, EOFError):
+            doc = json.loads(read_text(path) or "null")
+        except (ValueError, RecursionError):
             continue
         exe = (doc.get("context") or {}).get("executable") if isinstance(doc, dict) else None
         if isinstance(exe, str) and exe.startswith("/") and "/build" in exe:
@@ -55,11 +57,12 @@ def measuring_roots(run_dir, extra=()):
 
 
 def read_text(path):
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
-            return f.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    """A file's text (gunzipped for .gz); None for one that cannot be read (a damaged
+    raw file: run_publishable refuses such a run, --prune-only leaves it as it is)."""
+    try:
+        return read_text_maybe_gz(path)
+    except BadResultFile:
+        return None
 
 
 def scrub(text, roots):
@@ -84,7 +87,7 @@ def absolute_paths(directories, roots):
         if not os.path.isdir(directory):
             continue
         for path in text_files(directory):
-            text = read_text(path)
+            text = read_text(path) or ""
             found += [(path, r) for r in roots if r in text]
     return found
 
@@ -144,6 +147,8 @@ def publish_run(run_dir, plots, root, prune_only=False):
     compressed = 0
     for path in list(glob_json(os.path.join(run_dir, "raw"))):
         text = read_text(path)
+        if text is None:
+            continue            # damaged: kept as it is (the run is not publishable)
         clean = scrub(text, roots)
         if path.endswith(".gz"):
             if clean != text:
@@ -154,8 +159,8 @@ def publish_run(run_dir, plots, root, prune_only=False):
             compressed += 1
         elif clean != text:
             atomic_write_text(path, clean)
-    # 3. the figures: those the README or the report link to, each with its SVG, and
-    #    every why_* figure (steals, parks, CPU: why a variant wins, the third question)
+    # 3. the figures: those the README or the report link to, and every why_* figure
+    #    (steals, parks, CPU: why a variant wins, the third question), each PNG with its SVG
     keep = set()
     for doc in (os.path.join(root, "README.md"), os.path.join(run_dir, "REPORT.md"),
                 os.path.join(run_dir, "SIMULATED.md")):
@@ -163,7 +168,7 @@ def publish_run(run_dir, plots, root, prune_only=False):
     keep |= {os.path.splitext(p)[0] + ".svg" for p in keep if p.endswith(".png")}
     if os.path.isdir(plots):
         keep |= {os.path.abspath(os.path.join(plots, n)) for n in os.listdir(plots)
-                 if n.startswith("why_") and n.endswith(".png")}
+                 if n.startswith("why_") and n.endswith((".png", ".svg"))}
     if os.path.isdir(plots):
         for dirpath, _, filenames in os.walk(plots):
             for name in filenames:
@@ -196,9 +201,35 @@ def run_publishable(run_dir):
     meta = read_meta(run_dir)
     if not meta:
         raise UsageError(f"{run_dir} has no meta.json: not a run directory")
-    ok, why = publishable(meta.get("git"), meta.get("bench_context") or {},
-                          load_run(run_dir).revisions)
+    data = load_run(run_dir)
+    ok, why = publishable(meta.get("git"), meta.get("bench_context") or {}, data.revisions)
+    if ok:
+        why = data_problem(data)
+        ok = why is None
     return targets_publishable(run_dir, meta) if ok else (ok, why)
+
+
+def data_problem(data):
+    """Why a run's measurements cannot be published, naming the file, or None: a raw file
+    that is missing, unreadable or truncated, a repetition with an error (a wrong answer,
+    a time that is NaN, zero or negative), or a repetition recorded twice."""
+    if data.skipped:
+        return f"its raw file {data.skipped[0][1]}"
+    for point in data.plan.get("points", []):
+        path = existing_raw(os.path.join(data.run_dir, point["raw"]))
+        if not os.path.exists(path):
+            return f"its raw file {point['raw']} is missing (point {point['id']} not run)"
+    for r in data.results:
+        if r.errors:
+            return (f"{r.source}: {r.benchmark} at {r.workers} workers has a repetition with "
+                    f"an error ({r.errors[0]})")
+        seen = set()
+        for e in r.entries:
+            if e.repetition in seen:
+                return (f"{r.source}: {r.benchmark} at {r.workers} workers has repetition "
+                        f"{e.repetition} twice")
+            seen.add(e.repetition)
+    return None
 
 
 def targets_publishable(run_dir, meta):
@@ -259,11 +290,12 @@ def answers_block(data, sims, root):
         left = len(doc["comparisons"]) - len(shown["comparisons"])
         lines += ["Against what users would pick (oneTBB, Go, Boost.Context, the textbook "
                   "mutex+condvar pool; harness/ref/README.md says how each is built): "
-                  + targetfile.summary(doc)
+                  + targetfile.summary(doc, errors_beside(data.run_dir))
                   + (f"; the {left} imbalance comparisons (per scenario, against `static`, "
                      f"`affinity` and oneTBB) are in the report's \"Against what users would "
                      f"pick\"" if left else "") + ".", "",
-                  format_table(targetfile.TABLE_HEADERS, targetfile.table_rows(shown),
+                  format_table(targetfile.TABLE_HEADERS,
+                               targetfile.table_rows(shown, errors_beside(data.run_dir)),
                                markdown=True)]
     return lines
 

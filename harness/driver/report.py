@@ -1,39 +1,38 @@
-"""REPORT.md of a run, written to be read to the end: the answers to the article's claims
-as a table, then one short section per question with its figure, the statistics they
-rest on, the times, the run and its problems.  Every comparison (a ratio with its
-interval and a p-value corrected within its family) also goes to differences.csv beside
-the report.
-
-Statistics: a speedup is base time / variant time, estimated by Hodges-Lehmann on the
-log times (the median of the pairwise ratios of the repetitions) with the
-distribution-free interval that inverts the Mann-Whitney test; p is the two-sided
-Mann-Whitney U test; each family of comparisons (named in the report) is corrected with
-Holm's method, and a difference is significant when its corrected p is below alpha.
+"""REPORT.md of a run, written to be read to the end: what the pools are and what a
+bracket is, the answers to the article's claims as a table, then one short section per
+question with its figure, the A/A row, the statistics they rest on, the times, the run
+and its problems.  Every comparison is the run's compare.Comparison (families.py: one
+estimate, one bracket, one verdict each); they all go to differences.csv beside the
+report.
 
 A simulated run (./run.py simulate) gets SIMULATED.md instead (write_simulated): its
 medians beside Brent's bound on each speedup."""
 
 import os
 
-from . import targetfile
-from .article import (ANSWER_HEADERS, METRIC as ARTICLE_METRIC, answer_rows, first_setting,
-                      panels, settings)
-from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_BAND, CLAIM_PARAM,
-                     CLAIM_WORKLOAD, UsageError, column_name, pool_name, warn)
+from . import compare as cmp
+from . import families, targetfile
+from .answers import ANSWER_HEADERS, answer_rows
+from .article import METRIC as ARTICLE_METRIC, first_setting, panels, settings
+from .claimfigs import scenario_label
+from .config import (AA_VARIANT, ARTICLE_POOL, ARTICLE_TITLE, BASELINES, CLAIM_BAND,
+                     CLAIM_PARAM, CLAIM_WORKLOAD, POOL_NAMES, UsageError, column_name,
+                     pool_name, warn)
 from .files import atomic_write_text, write_output
 from .fmt import fmt_seconds, format_table
 from .gbjson import display_name
 from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
-from .plots import scenario_label, workers_label
+from .plots import workers_label
 from .rundata import CPU_PER_WALL, load_companions, medians, read_meta
-from .compare import CONFIDENCE, correct, diff_of as compare, differences_csv
-from .stats import brent_time, min_attainable_p
+from .stats import brent_time
+from .validate import errors_beside
+
 
 class Report:
     """The Markdown report of one run (and its simulated companions, `sims`)."""
 
-    def __init__(self, data, manifest, alpha, path, root, sims=(), against=None):
-        self.data, self.alpha, self.path = data, alpha, path
+    def __init__(self, data, manifest, path, root, sims=(), against=None):
+        self.data, self.path = data, path
         self.sims = list(sims)
         self.manifest = manifest or {}
         self.plot_dir = plots_dir(root, data.run_id)
@@ -45,8 +44,9 @@ class Report:
         if against and against not in self.variants:
             raise UsageError(f"--against {against}: not a variant of {data.run_id} "
                              f"(it has {', '.join(self.variants)})")
-        self.against = against or next((b for b in BASELINES if b in self.variants), None)
-        self.diffs = self.all_diffs()
+        self.comparisons = families.of(data, against)
+        self.against = self.comparisons.against
+        self.diffs = self.comparisons.all
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -76,44 +76,8 @@ class Report:
     def others(self, base):
         return [v for v in self.variants if v != base]
 
-    # --- the comparisons, by family ----------------------------------------------------
-
-    def all_diffs(self):
-        """Every comparison the report states, each in its family, corrected (Holm):
-        'article': every variant against the article's pool at the largest worker count;
-        'imbalance vs B': every variant against pool B on the imbalance scenarios at the
-        largest worker count; 'all vs A, N workers': every variant against A (--against,
-        default the global-queue pool) on every benchmark at N workers."""
-        out = []
-        top = self.top
-        for bench, cells in sorted(self.table.items()):
-            wl = bench.split("/", 1)[0]
-            if wl == ARTICLE_WORKLOAD and (ARTICLE_POOL, top) in cells:
-                for v in self.others(ARTICLE_POOL):
-                    d = compare("article", cells[(ARTICLE_POOL, top)], cells.get((v, top)),
-                                ARTICLE_METRIC)
-                    if d:
-                        out.append(d)
-            if wl == CLAIM_WORKLOAD:
-                for base in (b for b in BASELINES if (b, top) in cells):
-                    for v in self.others(base):
-                        d = compare(f"imbalance vs {base}", cells[(base, top)],
-                                    cells.get((v, top)))
-                        if d:
-                            out.append(d)
-            if self.against:
-                for w in self.workers:
-                    if (self.against, w) not in cells:
-                        continue
-                    for v in self.others(self.against):
-                        d = compare(all_family(self.against, w), cells[(self.against, w)],
-                                    cells.get((v, w)))
-                        if d:
-                            out.append(d)
-        return correct(out)
-
     def family(self, name):
-        return {(d.benchmark, d.variant, d.workers): d for d in self.diffs if d.family == name}
+        return {(c.benchmark, c.variant, c.workers): c for c in self.comparisons.family(name)}
 
     # --- sections ----------------------------------------------------------------------
 
@@ -129,6 +93,36 @@ class Report:
                  f"({m.get('cpus_usable', '?')} usable CPUs)"
                  + (f"; SIMULATED companions on {sims}" if sims else "") + ".", ""]
         return lines
+
+    def intro(self):
+        """What the pools are and what the numbers mean, before any table names them."""
+        pools = [f"{pool_name(b)}: {POOL_NAMES[b]}" for b in BASELINES if b in self.variants]
+        out = ["The article is " + ARTICLE_TITLE + " (seed 003). Its \"traditional thread "
+               "pool\" is one whose threads keep queues of their own; three pools stand in "
+               "for what a thread-pool user has, each named for what it is: "
+               "`affinity` the per-thread-queue pool (each submitter's tasks stay on its "
+               "own worker's queue, never moved), `threadpool` the global-queue pool (one "
+               "locked FIFO for every worker), `static` the round-robin pool (new tasks "
+               "dealt to the workers in turn, never moved)"
+               + ("" if pools else " (none of them is in this run)") + ".", "",
+               f"Every ratio is printed as `estimate [low-high]`: the bracket is the "
+               f"{cmp.BRACKET}: within a family of m comparisons each bracket is at the "
+               f"level 1 - 0.05/m, so that all of them hold together with 95% "
+               "probability. A verdict is read off the bracket: **better** or **worse** "
+               "when the whole bracket lies on one side of the threshold (1 unless a "
+               "target says otherwise), else undecided (\"no measurable difference\" at "
+               "1). " + self.order_sentence(), ""]
+        return out
+
+    def order_sentence(self):
+        plan = self.data.plan
+        il = plan.get("interleave") if isinstance(plan.get("interleave"), dict) else None
+        if il:
+            return (f"The repetitions were interleaved: {il.get('order', 'in rounds')}; "
+                    f"seed {plan.get('seed', '?')}.")
+        return ("The repetitions of each point ran in one block per variant (a run from "
+                "before interleaving): a drift of the machine between blocks shows as a "
+                "difference.")
 
     def answers(self):
         out = ["## Answers", "",
@@ -147,10 +141,13 @@ class Report:
         return ["## Against what users would pick", "",
                 "The project's performance targets, each measured side by side against the "
                 "library or textbook code a user would pick instead (harness/ref/README.md): "
-                + targetfile.summary(doc) + f"; measured by `./run.py targets` "
+                + targetfile.summary(doc, errors_beside(self.data.run_dir))
+                + f"; measured by `./run.py targets` "
                 f"({doc.get('started', '?')} to {doc.get('finished', '?')})"
                 + (f". **Not of this run's code: {stale}.**" if stale else ".") + "", "",
-                format_table(targetfile.TABLE_HEADERS, targetfile.table_rows(doc), markdown=True)]
+                format_table(targetfile.TABLE_HEADERS,
+                             targetfile.table_rows(doc, errors_beside(self.data.run_dir)),
+                             markdown=True)] + self.tbb_note() + [""]
 
     def article(self):
         """The article's experiment in full at the largest worker count: per delay d, the
@@ -163,11 +160,14 @@ class Report:
                f"Equal tasks, one submitter per worker, {setting.late_pct}% of them late by "
                "d x W/P (workloads/README.md, `article`); speedup = "
                f"{self.pool(ARTICLE_POOL)} time / variant time over the experiment's window "
-               f"(`{ARTICLE_METRIC}`), at {workers_label(self.top)}. Ideal: a perfect "
+               f"(`{ARTICLE_METRIC}`), at {workers_label(self.top)}, with its bracket "
+               f"(family `article`, {len(fam)} comparisons). Ideal: a perfect "
                "balancer, (1 + d) / max(1, d + f). Stolen: the share of the tasks that "
-               "moved by stealing (the mechanism; 0 for the pools).", ""]
+               "moved by stealing (the mechanism; 0 for the pools). A setting measured at "
+               "one d is a row here, not a curve.", ""]
         for s, benches in settings(self.table).items():
-            cols = self.others(ARTICLE_POOL)
+            cols = [v for v in self.others(ARTICLE_POOL)
+                    if any((b, v, self.top) in fam for b in benches.values())]
             rows = []
             p = next((q for q in panels(self.data, [], s)), None)
             for d in sorted(benches):
@@ -175,11 +175,13 @@ class Report:
                 for v in cols:
                     diff = fam.get((benches[d], v, self.top))
                     stolen = p.stolen_share(v, d) if p else None
-                    row.append((diff.text(self.alpha) if diff else "-")
+                    row.append((diff.cell() if diff else "-")
                                + (f", {stolen * 100:.0f}% stolen" if stolen else ""))
                 rows.append(row)
             out += [f"**{s.label()}**", "",
-                    format_table(["d", "ideal"] + self.columns(cols), rows, markdown=True)]
+                    format_table(["d", "ideal"] + [f"{c} {cmp.BRACKET_SHORT}"
+                                                   for c in self.columns(cols)], rows,
+                                 markdown=True)]
         for p in self.plots("article"):
             if p["name"] != "article":
                 out += [self.plot_link(p), ""]
@@ -191,33 +193,72 @@ class Report:
         scen = claim_scenarios(self.data.usable())
         out = []
         for base in (b for b in BASELINES if b in self.variants):
-            fam = self.family(f"imbalance vs {base}")
-            if not fam:
+            fam = self.family(families.imbalance_family(base))
+            top = {k: c for k, c in fam.items() if k[2] == self.top}
+            if not top:
                 continue
             cols = self.others(base)
             rows = []
-            for bench in sorted({k[0] for k in fam}):
+            for bench in sorted({k[0] for k in top}):
                 rows.append([scenario_label(display_name(bench))]
-                            + [fam[(bench, v, self.top)].text(self.alpha, interval=False)
-                               if (bench, v, self.top) in fam else "-" for v in cols])
-            lo, hi = CLAIM_BAND
-            reach = [d for d in fam.values() if d.speedup >= lo and d.significant(self.alpha)
-                     and d.variant not in BASELINES and d.variant not in self.reference]
-            out += [f"Over {self.pool(base)}: {len(reach)} of "
-                    f"{sum(1 for d in fam.values() if d.variant not in BASELINES and d.variant not in self.reference)} "
-                    f"stealing-variant x scenario cells are {lo:.1f}x or faster and "
-                    "significant.", "",
-                    format_table(["scenario"] + self.columns(cols), rows, markdown=True)]
+                            + [top[(bench, v, self.top)].cell()
+                               if (bench, v, self.top) in top else "-" for v in cols])
+            lo, _ = CLAIM_BAND
+            stealing = [c for c in top.values() if c.variant not in BASELINES
+                        and c.variant not in self.reference]
+            reach = [c for c in stealing if c.verdict == cmp.BETTER and c.low >= lo]
+            faster = [c for c in stealing if c.verdict == cmp.BETTER]
+            out += [f"Over {self.pool(base)}: of {len(stealing)} stealing-variant x scenario "
+                    f"cells, {len(faster)} are decided faster, {len(reach)} of them with the "
+                    f"whole bracket at {lo:.1f}x or more (family "
+                    f"`{families.imbalance_family(base)}`, {len(fam)} comparisons at every "
+                    "worker count).", "",
+                    format_table(["scenario"] + [f"{c} {cmp.BRACKET_SHORT}"
+                                                 for c in self.columns(cols)], rows,
+                                 markdown=True)]
         if not out:
             return []
         head = ["## The imbalance scenarios", "",
                 f"Task Bench's load imbalance: uneven tasks ({CLAIM_PARAM} = the spread of "
                 "their sizes) from foreign pthread submitters (workloads/README.md, "
-                f"`imbalance`); speedup = pool time / variant time at {workers_label(self.top)}, "
-                f"{len(scen)} imbalanced scenarios; `*` significant (Holm within each table).", ""]
+                f"`imbalance`); speedup = pool time / variant time at {workers_label(self.top)} "
+                f"with its bracket, {len(scen)} imbalanced scenarios; **better**/**worse**: "
+                "decided."] + self.tbb_note() + [""]
         for p in self.plots("claim", name="claim_summary"):
             head += [self.plot_link(p), ""]
         return head + out
+
+    def tbb_note(self):
+        """The oneTBB row at one worker is not one thread: say so with what it kept busy."""
+        busy = [r.summary(CPU_PER_WALL)["median"] for r in self.data.usable()
+                if r.variant == "tbb" and r.workers == 1 and r.summary(CPU_PER_WALL)["n"]]
+        busy = [b for b in busy if b is not None]
+        if not busy or max(busy) < 1.2:
+            return []
+        return ["", f"oneTBB's row at 1 worker is not one thread: it kept up to {max(busy):.2f} "
+                "cores busy (process CPU / wall time): harness/ref/tbb.cc lets global_control "
+                "allow N + 1 threads and every submitter thread enter the arena (task_arena::"
+                "execute), so the external threads run or wait actively beside the worker. "
+                "Comparisons with it at 1 worker are unequal; at 2 workers and above they are "
+                "not."]
+
+    def aa(self):
+        """The A/A row: one variant twice, under two labels, in the same rounds."""
+        comps = self.comparisons.family(families.AA)
+        if not comps:
+            return []
+        decided = [c for c in comps if c.decided]
+        worst = max(comps, key=lambda c: abs(c.ratio - 1))
+        return ["## The A/A row", "",
+                f"`{AA_VARIANT}` ran twice in every interleaved round, the second time under "
+                f"the label `{comps[0].variant}`: the same binary, so every difference between "
+                f"the two is the method's. **{len(decided)} of {len(comps)}** A/A comparisons "
+                "are decided (family `A/A`; expected 0); the largest estimate "
+                f"{worst.text()} ({display_name(worst.benchmark)}, "
+                f"{workers_label(worst.workers)})."
+                + ("" if not decided else " Decided: " + ", ".join(
+                    f"{display_name(c.benchmark)} at {workers_label(c.workers)} {c.text()}"
+                    for c in decided[:5])), ""]
 
     def why(self):
         """Why a variant wins, on the article's case: steals, parks, CPU per wall time."""
@@ -256,15 +297,15 @@ class Report:
     def overview(self):
         if not self.against:
             return []
-        fam = self.family(all_family(self.against, self.top))
-        tested = list(fam.values())
-        sig = [d for d in tested if d.significant(self.alpha)]
+        name = families.all_family(self.against, self.top)
+        tested = self.comparisons.family(name)
+        dec = [c for c in tested if c.decided]
         out = ["## Every benchmark against " + self.pool(self.against), "",
-               f"{len(sig)} of {len(tested)} variant x benchmark comparisons with "
-               f"{self.pool(self.against)} at {workers_label(self.top)} are significant after "
-               "Holm's correction over them (the heat map's stars); every comparison at every "
-               "worker count, with its interval and p, is in "
-               "[differences.csv](differences.csv). To compare against a variant of your own: "
+               f"{len(dec)} of {len(tested)} variant x benchmark comparisons with "
+               f"{self.pool(self.against)} at {workers_label(self.top)} are decided (family "
+               f"`{name}`: the heat map's stars); every comparison at every worker count, "
+               "with its bracket, p and verdict, is in [differences.csv](differences.csv). "
+               "To compare against a variant of your own: "
                f"`./run.py report {self.data.run_id} --against VARIANT`.", ""]
         maps = self.plots("heatmap", name=f"heatmap_vs_{self.against}")
         if maps:
@@ -273,22 +314,22 @@ class Report:
 
     def statistics(self):
         reps = sorted({len(r.valid) for r in self.data.usable()})
-        fams = {}
-        for d in self.diffs:
-            fams[d.family] = fams.get(d.family, 0) + 1
-        floor = min_attainable_p(reps[0], reps[0]) if reps else None
+        rows = []
+        for name, (n, dec, level) in cmp.families_summary(self.diffs).items():
+            rows.append([f"`{name}`", n, dec, f"{level:.5g}", f"{cmp.ALPHA / n:.2g}"])
+        floor = cmp.smallest_p(reps[0]) if reps else None
         return ["## How the numbers are made", "",
                 "Times are medians over the repetitions "
-                f"({', '.join(map(str, reps)) or '-'} per point). A speedup is base time / "
-                "variant time as the Hodges-Lehmann estimate on log times, with its "
-                f"distribution-free {CONFIDENCE * 100:.0f}% interval in brackets (the whole "
-                "range of pairwise ratios, at a lower confidence, where the repetitions are "
-                "too few; differences.csv gives each achieved level). `*`: the two-sided "
-                f"Mann-Whitney U test is significant at alpha {self.alpha:g} after Holm's "
-                "correction within its family: "
-                + "; ".join(f"{k} ({n} tests)" for k, n in fams.items())
-                + (f". With {reps[0]} repetitions a side the smallest p the test can give is "
-                   f"{floor:.2g}." if floor else "."), ""]
+                f"({', '.join(map(str, reps)) or '-'} per point). A ratio is the "
+                "Hodges-Lehmann estimate on log times (the median of the pairwise ratios of "
+                f"the repetitions); its bracket the {cmp.BRACKET}: the interval that inverts "
+                "the two-sided Mann-Whitney U test, at 1 - 0.05/m in a family of m "
+                "(harness/driver/compare.py says why). " + self.order_sentence()
+                + (f" With {reps[0]} repetitions a side the smallest p the exact test can "
+                   f"give is {floor:.2g}; a comparison is decidable in a family of m when "
+                   "that is below 0.05/m." if floor else ""), "",
+                format_table(["family", "comparisons", "decided", "level of each bracket",
+                              "p needed"], rows, markdown=True)]
 
     def times(self):
         """Median time of every benchmark at the largest worker count, per row."""
@@ -320,9 +361,12 @@ class Report:
                 ("kernel", m.get("kernel", "?")), ("compiler", m.get("compiler", "?")),
                 ("git revision", rev),
                 ("sweep", f"{'full' if plan.get('full') else 'quick'}: "
-                          f"{plan.get('repetitions', '?')} repetitions, min time "
-                          f"{plan.get('min_time', '?')} s per repetition, seed {plan.get('seed', '?')}, "
-                          f"{ok} of {len(points)} points done")]
+                          f"{plan.get('repetitions', '?')} repetitions"
+                          + (f" ({', '.join(sorted({str(p.get('repetitions')) for p in points if p.get('repetitions')}))} per point)"
+                             if any(p.get('repetitions') for p in points) else "")
+                          + f", min time {plan.get('min_time', '?')} s per repetition, seed "
+                          f"{plan.get('seed', '?')}, {ok} of {len(points)} points done"),
+                ("order", self.order_sentence())]
         out = ["## The run", "", format_table(["", ""], rows, markdown=True)]
         if m.get("topology") and isinstance(m["topology"], str):
             out += ["<details><summary>topology (hwloc)</summary>", "", "```",
@@ -354,18 +398,13 @@ class Report:
         return out + [""]
 
     def render(self):
-        parts = (self.header() + self.answers() + self.targets() + self.article() + self.imbalance()
-                 + self.why() + self.overview() + self.statistics() + self.times()
-                 + self.run_table() + self.problems())
+        parts = (self.header() + self.intro() + self.answers() + self.targets()
+                 + self.article() + self.imbalance() + self.aa() + self.why()
+                 + self.overview() + self.statistics() + self.times() + self.run_table()
+                 + self.problems())
         if not self.manifest.get("plots"):
             parts += [f"(No plots: run `./run.py plot {self.data.run_id}`.)"]
         return "\n".join(parts).rstrip() + "\n"
-
-
-def all_family(against, workers):
-    """The family of every comparison with `against` at one worker count: the heat map's
-    (harness/driver/plots.py corrects it the same way)."""
-    return f"all vs {against}, {workers_label(workers)}"
 
 
 def claim_scenarios(results):
@@ -374,7 +413,7 @@ def claim_scenarios(results):
                    and r.params.get(CLAIM_PARAM) not in (None, "0")})
 
 
-def make_plots_and_report(data, root, alpha, plots=True, report_path=None, against=None):
+def make_plots_and_report(data, root, plots=True, report_path=None, against=None):
     """Plots (when gnuplot is there; otherwise a warning), REPORT.md and differences.csv
     beside it; returns the report's path."""
     manifest = None
@@ -388,10 +427,10 @@ def make_plots_and_report(data, root, alpha, plots=True, report_path=None, again
     else:
         manifest = read_manifest(plots_dir(root, data.run_id))
     path = report_path or os.path.join(data.run_dir, "REPORT.md")
-    report = Report(data, manifest, alpha, path, root, sims, against)
+    report = Report(data, manifest, path, root, sims, against)
     write_output(path, report.render())
     atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), "differences.csv"),
-                      differences_csv(report.diffs))
+                      cmp.differences_csv(report.diffs))
     return path
 
 

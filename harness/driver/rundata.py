@@ -60,7 +60,7 @@ class Result:
             names.append(CPU_PER_WALL)
         return names
 
-    def values(self, metric):
+    def values(self, metric="real_time_s"):
         """The metric's value in each valid repetition that has it."""
         out = []
         for e in self.valid:
@@ -107,11 +107,19 @@ class RunData:
         return {pid: st for pid, st in self.status.items() if not st.get("ok")}
 
     def variants(self):
-        """Variant names in display order: variants, then references."""
+        """Variant names in display order: variants, then references (the A/A twin, a
+        second label of one variant, left out: families.py compares it alone)."""
         seen = {}
+        twins = self.twins()
         for r in self.results:
-            seen.setdefault(r.variant, r.reference)
+            if r.variant not in twins:
+                seen.setdefault(r.variant, r.reference)
         return sorted(seen, key=lambda v: (seen[v], v))
+
+    def twins(self):
+        """{A/A twin label: the variant it runs} from the plan (plan.py, config.AA_VARIANT)."""
+        return {p["variant"]: p["twin_of"] for p in self.plan.get("points", [])
+                if isinstance(p, dict) and isinstance(p.get("twin_of"), str)}
 
     def workers(self):
         return sorted({r.workers for r in self.results})
@@ -126,6 +134,16 @@ class RunData:
 
 def result_sort_key(r):
     return (r.workload, r.benchmark, r.reference, r.variant, r.workers)
+
+
+def context_revisions(context):
+    """Every git revision a raw file's context records: the bench's `git_rev`, and for a
+    file merged from several rounds (sweep.py) each round's (`git_revs`)."""
+    revs = {str(context.get("git_rev") or "unknown")}
+    extra = context.get("git_revs")
+    if isinstance(extra, list):
+        revs |= {str(r) for r in extra}
+    return revs
 
 
 def context_flag(value):
@@ -238,7 +256,9 @@ def load_run(run_dir):
         try:
             context, entries = load_gb_file(path)
             point = by_raw.get(rel, {})
-            variant = context.get("variant") or point.get("variant")
+            # the A/A twin's bench names the variant it runs: the plan names its label
+            variant = point.get("variant") if point.get("twin_of") else \
+                (context.get("variant") or point.get("variant"))
             workers = int(context.get("workers") or point.get("workers") or 0)
             if not variant or not isinstance(variant, str) or workers < 1:
                 raise BadResultFile(f"{path}: no variant/workers in its context")
@@ -250,7 +270,7 @@ def load_run(run_dir):
         reference = (bool(point.get("reference")) or context_flag(context.get("reference", ""))
                      or variant in references)
         contexts.setdefault(variant, context)
-        revs.setdefault(variant, set()).add(str(context.get("git_rev") or "unknown"))
+        revs.setdefault(variant, set()).update(context_revisions(context))
         for entry in entries:
             key = (variant, workers, entry.benchmark)
             if key not in results:
@@ -385,6 +405,10 @@ def medians(run_dir):
             values = r.values(k)
             if len(values) == len(r.valid):
                 rec[k] = summarize(values)["median"]
+        window = summarize(r.values("window_s"))   # the article's time (validate.py)
+        if window["n"] == len(r.valid):
+            rec.update(window_s_median=window["median"], window_s_min=window["min"],
+                       window_s_max=window["max"])
         out[(r.variant, r.workers, r.benchmark)] = rec
     return out
 
@@ -409,6 +433,23 @@ def load_bands(run_dir, metric="real_time_s"):
         except (ValueError, TypeError, AttributeError):
             continue
     return out
+
+
+def band_description(run_dir):
+    """What a simulated run's band is, in words, from its bands.json: 'sensitivity: 3
+    cost groups at the ends of their ranges, one at a time (xfer x0.7/x2, wake x0.4/x3,
+    code x0.25/x1.5)'; None without one."""
+    doc = read_json(os.path.join(run_dir, BANDS))
+    ranges = doc.get("ranges") if isinstance(doc, dict) else None
+    if not isinstance(ranges, dict) or not ranges:
+        return None
+    ends = []
+    for group, r in ranges.items():
+        if isinstance(r, list) and len(r) >= 2 and all(isinstance(x, (int, float)) for x in r[:2]):
+            ends.append(f"{group} x{float(r[0]):g}/x{float(r[1]):g}")
+    n = len(ranges)
+    return (f"sensitivity: {n} cost group{'' if n == 1 else 's'} at the ends of "
+            f"{'its range' if n == 1 else 'their ranges'}, one at a time ({', '.join(ends)})")
 
 
 COMPANION_KEY = "simulated_companion"

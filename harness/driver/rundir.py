@@ -18,11 +18,10 @@ import contextlib
 import errno
 import fcntl
 import os
-import secrets
 import shutil
 
 from .config import UsageError
-from .files import atomic_write_json, atomic_write_text
+from .files import atomic_write_json, atomic_write_text, temp_name
 
 LOCK_NAME = ".lock"
 
@@ -128,7 +127,7 @@ def create_run_dir(path, files):
     try:
         os.makedirs(parent, exist_ok=True)
         while True:
-            tmp = os.path.join(parent, f".{name}.{secrets.token_hex(4)}.tmp")
+            tmp = os.path.join(parent, temp_name(name))
             try:
                 os.mkdir(tmp, 0o777)    # as makedirs would make path: the umask applies
                 break

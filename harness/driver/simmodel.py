@@ -14,6 +14,7 @@ engine knows (pack, numa, l3, l2, core, pu; top down).  flatten() writes the eng
 message that names the file and the field.
 """
 import json
+import math
 import os
 import re
 
@@ -43,6 +44,14 @@ DEFAULT_RANGE = (0.5, 2.0)
 DEFAULT_RANGE_SOURCE = ("no stated range: x0.5 to x2, the spread of published figures for "
                         "one cost across machines of a class")
 MAX_PUS = 256
+# The most a cost may be, in ns per charged operation, also at the high end of its
+# uncertainty range (a band re-simulates it there).  The engine's clock is a uint64 of
+# picoseconds: it wraps after 2^64 ps, about 1.8e7 s.  A run charges millions of
+# operations (fib(25) about 5e6), so at 1e9 ns (one second) per operation it stays
+# near 5e6 s, inside the clock; at 1e10 it wraps, and a wrapped clock reads as a
+# faster run, not as an error.  No real machine's cost comes within six orders of
+# magnitude of this bound.
+MAX_COST_NS = 1e9
 
 
 class ModelError(Exception):
@@ -91,7 +100,8 @@ def _number(doc, where, what):
     if not isinstance(doc, dict):
         raise ModelError("%s: %s must be {\"value\": number, \"source\": text}" % (where, what))
     v, src = doc.get("value"), doc.get("source")
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v > 1e12:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or \
+            not math.isfinite(v):
         raise ModelError("%s: %s.value must be a number >= 0, got %r" % (where, what, v))
     if not isinstance(src, str) or not src.strip():
         raise ModelError("%s: %s has no source" % (where, what))
@@ -118,7 +128,10 @@ def check(doc, where="model"):
     for c in COSTS:
         if c not in costs:
             raise ModelError("%s: costs_ns.%s is missing" % (where, c))
-        _number(costs[c], where, "costs_ns." + c)
+        if _number(costs[c], where, "costs_ns." + c) > MAX_COST_NS:
+            raise ModelError("%s: costs_ns.%s.value %r is more than %g ns: the simulated "
+                             "clock (uint64 picoseconds) cannot hold a run at that cost"
+                             % (where, c, costs[c]["value"], MAX_COST_NS))
     unknown = sorted(set(costs) - set(COSTS))
     if unknown:
         raise ModelError("%s: unknown costs_ns keys %s" % (where, ", ".join(unknown)))
@@ -128,6 +141,12 @@ def check(doc, where="model"):
     out = dict(doc)
     out["npus"] = npus
     out["ranges"] = ranges(doc, where)
+    for g, (_, hi, _) in out["ranges"].items():
+        for c in UNCERTAIN[g]:
+            if float(costs[c]["value"]) * hi > MAX_COST_NS:
+                raise ModelError("%s: costs_ns.%s x%g (the high end of uncertainty.%s) is "
+                                 "more than %g ns: the simulated clock cannot hold its band"
+                                 % (where, c, hi, g, MAX_COST_NS))
     return out
 
 
@@ -196,6 +215,8 @@ def load(name_or_path):
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise ModelError("%s: not a readable JSON model: %s" % (path, e))
+    except RecursionError:
+        raise ModelError("%s: not a readable JSON model: nested too deeply" % path) from None
     m = check(doc, path)
     m["path"] = path
     return m

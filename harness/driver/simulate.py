@@ -94,7 +94,8 @@ class SimBackend:
         failed run's status (None when no run printed JSON), each failure named."""
         doc, failures, rc = None, [], 0
         for name, args in zip(point["benchmarks"], point["args"]):
-            cmd = simbench_command(point, self.flat, args, plan["repetitions"], plan["seed"])
+            cmd = simbench_command(point, self.flat, args,
+                                   point.get("repetitions", plan["repetitions"]), plan["seed"])
             log.write(shlex.join(cmd) + "\n")
             log.flush()
             p = subprocess.run(cmd, capture_output=True, text=True)

@@ -1,5 +1,7 @@
-"""Statistics of repetitions: median and spread, and the two-sided Mann-Whitney U test
-(exact for small samples without ties, normal approximation otherwise)."""
+"""Statistics of repetitions: median and spread, the two-sided Mann-Whitney U test
+(exact for small samples without ties, normal approximation otherwise) and the
+Hodges-Lehmann ratio with the interval that inverts it; compare.py builds the driver's
+one comparison from them."""
 
 import functools
 import itertools
@@ -119,14 +121,3 @@ def hodges_lehmann_ratio(base, other, confidence=0.95):
         k += 1
     achieved = 1.0 - 2.0 * _u_cdf_below(k, m, n)
     return math.exp(est), math.exp(diffs[k - 1]), math.exp(diffs[m * n - k]), achieved
-
-
-def holm(pvalues):
-    """Holm's step-down adjustment of a family of p-values (the family-wise error rate):
-    the i-th smallest p times (m - i + 1), made monotone, at most 1; in input order."""
-    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
-    m, out, running = len(pvalues), [0.0] * len(pvalues), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
-    return out

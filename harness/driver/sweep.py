@@ -1,5 +1,6 @@
-"""Running a sweep: start or resume a run directory, run each point of its plan once
-(resumable, atomic, with a timeout), show progress, and merge the results at the end."""
+"""Running a sweep: start or resume a run directory, run its plan's points in interleaved
+rounds (rounds.py: resumable, atomic, with a timeout), show progress, and merge the
+results at the end."""
 
 import contextlib
 import datetime
@@ -15,12 +16,12 @@ import time
 from .config import (CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK,
                      UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
-from .files import (atomic_write_json, atomic_write_text, check_out_path, existing_raw,
+from .files import (atomic_write_json, atomic_write_text, check_out_path,
                     read_json)
 from .fmt import fmt_duration, now_iso
-from .gbjson import BadResultFile, load_gb_file
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
+from .rounds import PLAN_VERSION, interleave, rounds_done, rounds_of, run_round, schedule
 from .proc import last_line, map_jobs, run_with_timeout, signal_death, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
                       runs_base, samples_csv)
@@ -41,7 +42,7 @@ class BenchBackend:
         bench did not end by itself (it could not start, or timed out)."""
         cmd = bench_command(self.root, plan, point, out_path)
         env = dict(os.environ)
-        if plan.get("full"):
+        if plan.get("full") or point.get("full"):
             env[FULL_ENV] = "1"
         if plan.get("iters_per_us"):
             env[ITERS_ENV] = repr(plan["iters_per_us"])
@@ -75,67 +76,6 @@ def bench_command(root, plan, point, out_path):
             f"--benchmark_min_time={plan['min_time']!r}"]
 
 
-def point_done(run_dir, point):
-    """True when the point's raw file is in place and parses (atomic renames mean a file
-    that exists is complete; a damaged one is rerun)."""
-    path = existing_raw(os.path.join(run_dir, point["raw"]))
-    if not os.path.exists(path):
-        return False
-    try:
-        load_gb_file(path)
-        return True
-    except BadResultFile as e:
-        warn(f"{e}: the point will be rerun")
-        return False
-
-
-def run_point(backend, run_dir, plan, point):
-    """Run one point with the backend (BenchBackend, simulate.SimBackend).  Its JSON goes
-    to a temporary file that is checked and then renamed into raw/ (finish_point); its
-    console output to logs/.  Returns the point's status record."""
-    raw = os.path.join(run_dir, point["raw"])
-    log = os.path.join(run_dir, point["log"])
-    for d in (os.path.dirname(raw), os.path.dirname(log)):
-        os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(os.path.dirname(raw), f".{os.path.basename(raw)}.{os.getpid()}.tmp")
-    log_tmp = os.path.join(os.path.dirname(log), f".{os.path.basename(log)}.{os.getpid()}.tmp")
-    status = dict(ok=False, rc=None, errors=0, message="")
-    started = time.monotonic()
-    try:
-        with open(log_tmp, "w", encoding="utf-8") as logf:
-            status["rc"], status["message"] = backend.run(plan, point, tmp, logf)
-        os.replace(log_tmp, log)
-        if status["rc"] == 0:
-            finish_point(tmp, raw, status)
-    finally:
-        for path in (tmp, log_tmp):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-    status["seconds"] = round(time.monotonic() - started, 3)
-    status["finished"] = now_iso()
-    return status
-
-
-def finish_point(tmp, raw, status):
-    """Check the bench's JSON and move it into place (fills in status)."""
-    try:
-        _, entries = load_gb_file(tmp)
-    except BadResultFile as e:
-        status["message"] = str(e)
-        return
-    if not entries:
-        status["message"] = "no benchmark ran (the filter matched nothing)"
-        return
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, raw)
-    status["ok"] = True
-    status["errors"] = sum(1 for e in entries if e.error is not None)
-    if status["errors"]:
-        first = next(e for e in entries if e.error is not None)
-        status["message"] = f"{status['errors']} repetition(s) failed: {first.benchmark}: {first.error}"
-
-
 class Progress:
     """'point k of n, elapsed, ETA' on a terminal (one rewritten line), one line per
     finished point otherwise; failures are always printed."""
@@ -155,7 +95,8 @@ class Progress:
         return fmt_duration(mean * (self.total - self.done))
 
     def _label(self, point):
-        return f"{point['variant']} workers={point['workers']} {point['workload']}"
+        rounds = f" round {point['_round'] + 1}/{point['_of']}" if point.get("_of", 1) > 1 else ""
+        return f"{point['variant']} workers={point['workers']} {point['workload']}{rounds}"
 
     def start(self, point):
         if self.tty and not self.quiet:
@@ -192,37 +133,47 @@ def remove_stale_temporaries(run_dir):
 
 
 def execute_plan(backend, run_dir, plan, quiet=False, jobs=1):
-    """Run every point of the plan that has no valid raw file yet with the backend, in
-    the plan's order, recording each in status.json.  jobs > 1 runs that many points at
-    once (a simulated sweep's: simulated time does not depend on the host's load); a real
-    sweep runs one at a time.  Returns the status dict."""
+    """Run every round of the plan's points that the raw files do not hold yet with the
+    backend, in schedule()'s order, recording each point in status.json.  jobs > 1 runs
+    that many points at once (a simulated sweep's: simulated time does not depend on the
+    host's load, and its points have one round each); a real sweep runs one at a time.
+    A point whose round fails runs no further round in this sweep (a --resume tries
+    again from there).  Returns the status dict."""
     remove_stale_temporaries(run_dir)
     status_path = os.path.join(run_dir, "status.json")
     status = read_status(run_dir)
-    points = plan["points"]
-    todo = []
-    for p in points:
-        if not point_done(run_dir, p):
-            todo.append(p)
-        elif not status.get(p["id"], {}).get("ok"):
+    done = {p["id"]: rounds_done(run_dir, plan, p) for p in plan["points"]}
+    todo = [(p, r) for p, r in schedule(plan) if r >= done[p["id"]]]
+    for p in plan["points"]:
+        if done[p["id"]] >= rounds_of(plan, p) and not status.get(p["id"], {}).get("ok"):
             # killed between the raw file's rename and the status write
-            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume")
-    if len(todo) < len(points):
-        print(f"{PROG}: {len(points) - len(todo)} of {len(points)} points already done",
-              file=sys.stderr)
-    durations = [s["seconds"] for s in status.values()
+            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume",
+                                   rounds=done[p["id"]], of=rounds_of(plan, p))
+    units = len(schedule(plan))
+    if len(todo) < units:
+        what = (f"rounds of the {len(plan['points'])} points" if plan.get("interleave")
+                else "points")
+        print(f"{PROG}: {units - len(todo)} of {units} {what} already done", file=sys.stderr)
+    durations = [s["seconds"] / max(1, s.get("rounds") or 1) for s in status.values()
                  if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
-    progress = Progress(len(points), len(points) - len(todo), durations, quiet)
+    progress = Progress(units, units - len(todo), durations, quiet)
     bookkeeping = threading.Lock()
+    failed = set()
 
-    def run(point):
+    def run(unit):
+        point, r = unit
+        if point["id"] in failed:
+            return
+        shown = dict(point, _round=r, _of=rounds_of(plan, point))
         with bookkeeping:
-            progress.start(point)
-        record = run_point(backend, run_dir, plan, point)
+            progress.start(shown)
+        record = run_round(backend, run_dir, plan, point, r, status.get(point["id"]))
         with bookkeeping:
+            if not record["ok"] and record["rounds"] <= r:
+                failed.add(point["id"])
             status[point["id"]] = record
             atomic_write_json(status_path, status)
-            progress.finish(point, record)
+            progress.finish(shown, dict(record, ok=record["ok"] or record["rounds"] > r))
 
     try:
         for _ in map_jobs(run, todo, jobs):
@@ -315,18 +266,22 @@ def start_run(args, build):
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
                          args.all_sets)
-    if args.repetitions is None:   # the claim's points get enough for Holm to pass
-        for p in points:
-            if p["workload"] in CLAIM_REPETITIONS:
-                p["repetitions"] = max(reps, CLAIM_REPETITIONS[p["workload"]])
+    top = max(workers)
+    for p in points:
+        p["repetitions"] = reps
+        if args.repetitions is None and p["workers"] == top:   # the claim's points get more
+            p["repetitions"] = max(reps, CLAIM_REPETITIONS.get(p["workload"], reps))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 32)
     random.Random(seed).shuffle(points)
     rate = (calibrate_kernel(build.root, targets)
             if any(p["workload"] in KERNEL_WORKLOADS for p in points) else None)
-    plan = dict(version=1, seed=seed, full=args.full, all_sets=args.all_sets or args.full,
-                repetitions=reps, min_time=min_time,
+    per_round = getattr(args, "per_round", None) or 1
+    if per_round < 1:
+        raise UsageError("--per-round must be at least 1")
+    plan = dict(version=PLAN_VERSION, seed=seed, full=args.full,
+                all_sets=args.all_sets or args.full, repetitions=reps, min_time=min_time,
                 timeout=timeout, workers=workers, filter=args.filter, points=points,
-                iters_per_us=rate)
+                iters_per_us=rate, interleave=interleave(per_round))
     meta = machine_meta(build.root, build.bundle)
     meta["publishable"], why = publishable(meta["git"])
     if not meta["publishable"]:
@@ -341,7 +296,7 @@ def start_run(args, build):
 
 
 SELECTION_OPTIONS = ("variants", "workloads", "workers", "repetitions", "min_time", "full",
-                     "all_sets", "filter", "out", "seed", "timeout")
+                     "all_sets", "filter", "out", "seed", "timeout", "per_round")
 
 
 def resume_run(args, build):

@@ -5,23 +5,33 @@ read back for the report, the README's table and publishing.
     {"format": "schedbench-targets/1", "rounds": 5, "started": ISO, "finished": ISO,
      "git": {machine.git_info}, "revisions": {binary: [git_rev, ...]},
      "comparisons": [{"comparison", "what", "unit", "ours": [...], "ref": [...],
-                      "median_ours", "median_ref", "ratio", "target", "lower_is_better",
-                      "met"}, ...],
+                      "median_ours", "median_ref", "ratio", "target", "lower_is_better"},
+                     ...],
      "not_measured": [{"comparison", "why"}, ...]}
 
 `ours` and `ref` are the samples of alternating rounds (ours, theirs, ours, ...): the i-th
-of each were measured next to each other, so their quotient is one round's ratio.
-Standard library only; imports nothing that imports it back.
+of each were measured next to each other, so their quotient is one round's ratio.  The
+record's medians and ratio are what the measuring run printed (an older record's `met`
+too); nothing here trusts them: every table row recomputes its comparison from the samples
+(compare.Comparison, family `targets`: ours / theirs with its bracket, the verdict
+against the target), and a record whose samples or target are not finite positive
+numbers is refused as damaged.  Standard library only; imports nothing that imports it
+back.
 """
 import math
 import os
 
+from . import compare as cmp
 from .files import read_json
 from .machine import code_changes
 
 FILE = "targets.json"
 FORMAT = "schedbench-targets/1"
 _NUMBER = (int, float)
+
+
+def _positive(x):
+    return isinstance(x, _NUMBER) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
 def _comparison_problem(c):
@@ -32,14 +42,12 @@ def _comparison_problem(c):
             return f"a comparison has no text {key!r}"
     for key in ("ours", "ref"):
         if not isinstance(c.get(key), list) or not c[key] or \
-                not all(isinstance(x, _NUMBER) and not isinstance(x, bool) for x in c[key]):
-            return f"{c['comparison']}: {key!r} is not a list of numbers"
-    for key in ("median_ours", "median_ref", "ratio", "target"):
-        if not isinstance(c.get(key), _NUMBER) or isinstance(c.get(key), bool):
-            return f"{c['comparison']}: {key!r} is not a number"
-    for key in ("lower_is_better", "met"):
-        if not isinstance(c.get(key), bool):
-            return f"{c['comparison']}: {key!r} is not true or false"
+                not all(_positive(x) for x in c[key]):
+            return f"{c['comparison']}: {key!r} is not a list of finite positive numbers"
+    if not _positive(c.get("target")):
+        return f"{c['comparison']}: 'target' is not a finite positive number"
+    if not isinstance(c.get("lower_is_better"), bool):
+        return f"{c['comparison']}: 'lower_is_better' is not true or false"
     return None
 
 
@@ -111,27 +119,62 @@ def round_ratios(c):
     return [a / b for a, b in zip(c["ours"], c["ref"]) if b]
 
 
-TABLE_HEADERS = ["what", "ours", "theirs", "ratio (rounds' range)", "target", ""]
+SIMULATED_PREFIX = "SIMULATED"
+FAMILY = "targets"
 
 
-def table_rows(doc):
+def comparisons(doc, errors=None):
+    """One compare.Comparison per comparison of the record (family `targets`), from its
+    samples: ours / theirs against the target, better on the target's side.  A SIMULATED
+    row (one deterministic run a side) is a SIMULATED comparison whose range is the
+    simulator's validation error for the workload (`errors`: {workload: error}, from
+    validate.recorded_errors); without one it is undecided."""
+    out = []
+    for c in doc["comparisons"]:
+        labels = dict(what=c["what"], unit=c["unit"], name=c["comparison"],
+                      ours_median=_median(c["ours"]), ref_median=_median(c["ref"]))
+        if c["what"].startswith(SIMULATED_PREFIX):
+            err = (errors or {}).get("spawn_batch" if c["comparison"].startswith("flush")
+                                     else c["comparison"])
+            out.append(cmp.simulated(FAMILY, _median(c["ours"]) / _median(c["ref"]),
+                                     error=err, threshold=c["target"],
+                                     higher_is_better=not c["lower_is_better"], **labels))
+        else:
+            out.append(cmp.compare(FAMILY, c["ours"], c["ref"], c["target"],
+                                   not c["lower_is_better"], **labels))
+    return cmp.close(out)
+
+
+def _median(values):
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+TABLE_HEADERS = ["what", "ours (median)", "theirs (median)",
+                 "ours / theirs " + cmp.BRACKET_SHORT, "target", "verdict"]
+
+
+def table_rows(doc, errors=None):
     """One row per comparison, then one per comparison that could not be measured."""
     rows = []
-    for c in doc["comparisons"]:
-        rr = round_ratios(c)
-        spread = f" [{min(rr):.2f}-{max(rr):.2f}]" if len(rr) > 1 else ""
-        rows.append([c["what"], _num(c["median_ours"], c["unit"]), _num(c["median_ref"], c["unit"]),
-                     f"{c['ratio']:.2f}x{spread}",
-                     f"{'<=' if c['lower_is_better'] else '>='} {c['target']:.2f}x",
-                     "met" if c["met"] else "**not met**"])
+    for c in comparisons(doc, errors):
+        rows.append([c.what, _num(c.ours_median, c.unit), _num(c.ref_median, c.unit),
+                     c.text() + ("" if c.simulated or len(c.x) > 1 else " (1 round a side)"),
+                     f"{'>=' if c.higher_is_better else '<='} {c.threshold:.2f}x",
+                     {cmp.BETTER: "**better**", cmp.WORSE: "**worse**"}.get(
+                         c.verdict, c.verdict_words())])
     for n in doc["not_measured"]:
         rows.append([n["comparison"], "not measured", "", n["why"], "", ""])
     return rows
 
 
-def summary(doc):
-    """One sentence: how many targets were met, in how many rounds."""
-    met = sum(1 for c in doc["comparisons"] if c["met"])
-    return (f"{met} of {len(doc['comparisons'])} targets met, medians of {doc.get('rounds', '?')} "
-            f"alternating rounds (ours, theirs, ours, ...); ratio = ours / theirs"
+def summary(doc, errors=None):
+    """One sentence: how many targets are better, worse, undecided, in how many rounds."""
+    comps = comparisons(doc, errors)
+    count = {v: sum(c.verdict == v for c in comps) for v in (cmp.BETTER, cmp.WORSE, cmp.UNDECIDED)}
+    return (f"of {len(comps)} targets {count[cmp.BETTER]} decided better, {count[cmp.WORSE]} "
+            f"worse, {count[cmp.UNDECIDED]} undecided ({cmp.BRACKET} over the {len(comps)}), "
+            f"from {doc.get('rounds', '?')} alternating rounds (ours, theirs, ours, ...); "
+            "ratio = ours / theirs"
             + (f"; {len(doc['not_measured'])} not measured" if doc["not_measured"] else ""))

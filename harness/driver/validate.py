@@ -13,12 +13,25 @@ Beside the error against the median, each point's error beyond the measured rang
 the repetitions of one point spread over 2x or more (spawn here), no single predicted
 number can be within 25 % of the median every time, and this column tells a model error
 from the measurement's own spread.
+
+Each workload is compared in the time its answers use: the article's experiment in its
+window (window_s, the time from every submitter in place to the last task done, which
+its speedups are of), every other workload in wall time.  Beside the table, a record
+(`<table>.json`: the per-workload errors) is written, which the report reads to put the
+validation error of the same workload beside each SIMULATED answer (recorded_errors).
 """
+import glob
+import json
 import os
 import statistics
 
-from .files import atomic_write_text, read_json
+from .config import ARTICLE_WORKLOAD, ROOT
+from .files import atomic_write_json, atomic_write_text, read_json
 from .rundata import medians, read_meta
+
+# the time each workload is validated in: its answers' (families.ARTICLE_METRIC)
+METRIC_OF = {ARTICLE_WORKLOAD: "window_s"}
+VALIDATION_DIR = os.path.join(ROOT, "results", "validation")
 
 TARGET_MEDIAN, TARGET_WORST = 0.10, 0.25
 
@@ -55,13 +68,20 @@ def beyond_range(predicted, lo, hi):
     return 0.0
 
 
+def point_times(rec, benchmark):
+    """(median, min, max) of one point's time in its workload's metric (METRIC_OF)."""
+    metric = METRIC_OF.get(benchmark.split("/", 1)[0])
+    if metric and rec.get(metric + "_median"):
+        return rec[metric + "_median"], rec[metric + "_min"], rec[metric + "_max"]
+    return rec["time_s"], rec.get("min_s", rec["time_s"]), rec.get("max_s", rec["time_s"])
+
+
 def compare(real_dir, sim_dir):
     real, sim = medians(real_dir), medians(sim_dir)
     rows = []
     for key in sorted(set(real) & set(sim)):
-        m, s = real[key], sim[key]["time_s"]
-        r = m["time_s"]
-        lo, hi = m.get("min_s", r), m.get("max_s", r)
+        r, lo, hi = point_times(real[key], key[2])
+        s = point_times(sim[key], key[2])[0]
         rows.append({"variant": key[0], "workers": key[1], "benchmark": key[2],
                      "measured_s": r, "predicted_s": s, "error": s / r - 1,
                      "measured_min_s": lo, "measured_max_s": hi,
@@ -216,4 +236,40 @@ def write(real_dir, sim_dir, out_path):
                     r["measured_min_s"] * 1e3, r["measured_max_s"] * 1e3,
                     r["predicted_s"] * 1e3, 100 * r["error"], 100 * r["beyond_range"]))
     atomic_write_text(out_path, "\n".join(L) + "\n")
+    atomic_write_json(os.path.splitext(out_path)[0] + ".json", dict(
+        format=RECORD_FORMAT, model=meta.get("model"), real=os.path.basename(os.path.normpath(real_dir)),
+        sim=os.path.basename(os.path.normpath(sim_dir)), median_abs_error=s["median_abs_error"],
+        workloads={k: w["median"] for k, w in s["per_workload"].items()}))
     return s
+
+
+RECORD_FORMAT = "schedbench-validation/1"
+
+
+def recorded_errors(directory=None):
+    """The newest validation record of this machine's model under results/validation/
+    (by its sim run's name, which holds its time): {"model", "sim", "workloads":
+    {workload: median |error|}, "path"}; {} when there is none or it is unreadable."""
+    best = {}
+    for path in sorted(glob.glob(os.path.join(directory or VALIDATION_DIR, "*.json"))):
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict) or doc.get("format") != RECORD_FORMAT \
+                or not isinstance(doc.get("workloads"), dict):
+            continue
+        errors = {k: float(v) for k, v in doc["workloads"].items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v}
+        if str(doc.get("sim")) >= str(best.get("sim", "")):
+            best = dict(model=doc.get("model"), sim=doc.get("sim"), workloads=errors, path=path)
+    return best
+
+
+def errors_beside(run_dir):
+    """{workload: median |error|} of the newest validation record beside a run
+    (<results>/validation/, where the run's results/ is); {} without one."""
+    where = os.path.join(os.path.dirname(os.path.abspath(run_dir)), "validation")
+    return recorded_errors(where).get("workloads", {})
+

@@ -3,11 +3,12 @@ hand-computed values, and the answer table and figure built from a small run wri
 here with known times."""
 import json
 import os
+import re
 import sys
 
 import pytest
 
-from harness.driver import article
+from harness.driver import answers, article, families
 from harness.driver.rundata import load_run
 
 
@@ -63,10 +64,12 @@ TIMES = {
     "static": {0: 51.0, 50: 53.0, 100: 77.0},
 }
 STOLEN = {"chaselev": 450, "half": 420, "elastic": 400}
+# ten repetitions a side, 0.99 .. 1.01 of each time (in a different order per variant)
+JITTER = (0.99, 1.0, 1.01, 0.995, 1.005, 0.9925, 1.0025, 1.0075, 0.9975, 1.0)
 
 
 def gb_entry(name, rep, window_ms, counters):
-    e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3,
+    e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 10,
          "repetition_index": rep, "threads": 1, "iterations": 1, "real_time": window_ms + 0.5,
          "cpu_time": 0.1, "time_unit": "ms", "window_s": window_ms / 1e3}
     e.update(counters)
@@ -80,7 +83,7 @@ def write_run(root, workers=2, simulated=False, model=None):
         benches = []
         for d, ms in times.items():
             name = f"article/delay_pct:{d}/{ARGS}/real_time"
-            for rep, jitter in enumerate((0.99, 1.0, 1.01)):
+            for rep, jitter in enumerate(JITTER):
                 counters = {"stolen_tasks": STOLEN.get(v, 0) if d else 3, "colocated": 0,
                             "proc_cpu_s": ms * (0.08 if v == "elastic" else 0.1) / 1e3 * 10}
                 benches.append(gb_entry(name, rep, ms * jitter, counters))
@@ -95,7 +98,7 @@ def write_run(root, workers=2, simulated=False, model=None):
     with open(os.path.join(run_dir, "meta.json"), "w") as f:
         json.dump(meta, f)
     with open(os.path.join(run_dir, "plan.json"), "w") as f:
-        json.dump({"version": 1, "seed": 1, "full": False, "repetitions": 3, "min_time": 0.05,
+        json.dump({"version": 1, "seed": 1, "full": False, "repetitions": 10, "min_time": 0.05,
                    "timeout": 300, "workers": [workers], "filter": None, "points": []}, f)
     return load_run(run_dir)
 
@@ -120,7 +123,11 @@ def test_speedups_use_the_experiment_window(runs):
     assert p.workers == 2 and not p.simulated
     median, low, high = p.speedup("chaselev", 0.5)
     assert median == pytest.approx(75.0 / 52.0)
-    assert low == pytest.approx(75.0 * 0.99 / (52.0 * 1.01))
+    # the bracket is the run's one comparison (families.py, family `article`), in the
+    # window's metric, inside the extreme ratios of the repetitions
+    c = families.of(data).get("article", p.benches[0.5], "affinity", "chaselev", 2)
+    assert (median, low, high) == (c.ratio, c.low, c.high) and c.metric == "window_s"
+    assert 75.0 * 0.99 / (52.0 * 1.01) <= low < median < high <= 75.0 * 1.01 / (52.0 * 0.99)
     assert p.peak_d() == 0.5 and p.ideal(0.5) == 1.5
     assert p.stolen_share("chaselev", 0.5) == pytest.approx(0.45)
     assert p.stealing == ["chaselev", "elastic", "half"]
@@ -128,8 +135,8 @@ def test_speedups_use_the_experiment_window(runs):
 
 def test_the_answer_table_is_built_from_the_run(runs):
     data, sim = runs
-    rows = article.answer_rows(data, [sim])
-    assert len(rows) == 3 and all(len(r) == len(article.ANSWER_HEADERS) for r in rows)
+    rows = answers.answer_rows(data, [sim])
+    assert len(rows) == 3 and all(len(r) == len(answers.ANSWER_HEADERS) for r in rows)
     claim, setup, here, simulated, verdict = rows[0]
     assert "30-50%" in claim and "delaying" in setup
     assert f"`chaselev` {75 / 52:.2f}x" in here and "(ideal 1.50x)" in here
@@ -144,20 +151,21 @@ def test_the_answer_table_is_built_from_the_run(runs):
     # no spawn_batch in this run: said so, not invented
     assert rows[1][2].startswith("not in this run") and rows[1][4] == "not measured"
     # elastic at d = 0.5: 54.6 / 52 of the wall time (window + 0.5 ms), 0.8x the CPU
-    assert "`elastic` takes 1.05x the wall time" in rows[2][2]
-    assert "0.84x its CPU time" in rows[2][2]
+    assert "wall time 1.05x [" in rows[2][2] and "]: more" in rows[2][2]
+    assert "CPU time 0.84x [" in rows[2][2] and rows[2][2].endswith(": less")
+    assert rows[2][4].startswith("**A trade, not a gain**: wall: worse; CPU: better")
 
 
 def test_a_variant_far_from_the_ideal_is_not_called_reproduced(tmp_path, monkeypatch):
     monkeypatch.setitem(TIMES, "chaselev", {0: 52.0, 50: 70.0, 100: 95.0})
     data = write_run(str(tmp_path))
-    verdict = article.answer_rows(data, [])[0][4]
+    verdict = answers.answer_rows(data, [])[0][4]
     assert verdict.startswith("**Not reproduced here**")
 
 
 def test_a_run_without_the_experiment_says_so(small_run):
     _, run_dir = small_run
-    rows = article.answer_rows(load_run(run_dir), [])
+    rows = answers.answer_rows(load_run(run_dir), [])
     assert rows[0][2].startswith("not in this run") and rows[0][4] == "not measured"
 
 
@@ -192,8 +200,8 @@ def test_the_batching_row_names_each_submitter_setting(tmp_path):
         benches = []
         for (batch, frm, spin), ms in times.items():
             name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:{spin}/real_time"
-            for rep in range(3):
-                benches.append(gb_entry(name, rep, ms[w] - 0.5, {}))
+            for rep, jitter in enumerate(JITTER):
+                benches.append(gb_entry(name, rep, ms[w] * jitter - 0.5, {}))
         path = os.path.join(run_dir, "raw", "chaselev", f"workers-{w}", "spawn_batch.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
@@ -201,13 +209,15 @@ def test_the_batching_row_names_each_submitter_setting(tmp_path):
                        "benchmarks": benches}, f)
     with open(os.path.join(run_dir, "meta.json"), "w") as f:
         json.dump({"run_id": "batch", "cpus_usable": 2}, f)
-    row = article.batching_row(load_run(run_dir))
-    assert ("from a spinning pthread: 1 worker (a core of its own) 1.00x, "
-            "2 workers (it shares the cores) 2.00x") in row[2]
-    assert "from a blocking pthread: 1 worker 1.00x, 2 workers 1.00x" in row[2]
-    assert "from a worker: 1 worker 1.00x, 2 workers 1.00x" in row[2]
-    assert row[4].startswith("**Holds in one setting**: 2.00x from a spinning pthread at "
-                             "2 workers")
+    row = answers.batching_row(load_run(run_dir))
+    assert re.search(r"from a spinning pthread: 1 worker \(a core of its own\) 1\.00x "
+                     r"\[0\.9\d-1\.0\d\], 2 workers \(it shares the cores\) 2\.00x "
+                     r"\[1\.9\d-2\.0\d\]", row[2]), row[2]
+    assert re.search(r"from a blocking pthread: 1 worker 1\.00x \[\S+\], 2 workers 1\.00x", row[2])
+    assert re.search(r"from a worker: 1 worker 1\.00x \[\S+\], 2 workers 1\.00x", row[2])
+    # decided above the article's 1.2x in one setting; the others decided below it
+    assert row[4].startswith("**Holds in one setting**: 2.00x [")
+    assert "from a spinning pthread at 2 workers; not shown above 1.2x in the 5 others" in row[4]
 
 
 def test_publish_writes_the_readme_answer_block_from_the_run(tmp_path):
@@ -243,39 +253,53 @@ def write_bands(run_dir, ends, window=True):
         points[key] = {e: (ms + 0.5) / 1e3 for e, ms in times.items()}
         windows[key] = {e: ms / 1e3 for e, ms in times.items()}
     with open(os.path.join(run_dir, "bands.json"), "w") as f:
-        json.dump({"ranges": {}, "ends": ["wake x0.5", "wake x2"], "points": points,
+        json.dump({"ranges": {"wake": [0.5, 2.0, "a source"]}, "ends": ["wake x0.5", "wake x2"],
+                   "points": points,
                    "metrics": {"window_s": windows} if window else {}, "failed": []}, f)
 
 
-def test_a_comparison_that_flips_inside_its_band_is_fragile_and_not_stated(runs):
+def test_a_comparison_that_flips_inside_its_band_is_undecided(runs):
     data, sim = runs
     # at d = 0.5 the pool takes 75 ms (window + 0.5 of wall time); chaselev's speedup holds
-    # at both ends, half's falls below 1.1x when wake-ups cost twice as much
+    # at both ends, half's falls below 1x when wake-ups cost twice as much
     write_bands(sim.run_dir, {
         ("affinity", 50): {"wake x0.5": 74.0, "wake x2": 80.0},
         ("chaselev", 50): {"wake x0.5": 51.0, "wake x2": 56.0},
-        ("half", 50): {"wake x0.5": 58.0, "wake x2": 75.0},
+        ("half", 50): {"wake x0.5": 58.0, "wake x2": 82.0},
         ("elastic", 50): {"wake x0.5": 54.0, "wake x2": 57.0}})
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
-    assert p.comparison("chaselev", "affinity", 0.5) == "robust"
-    assert p.comparison("half", "affinity", 0.5) == "fragile"
+    assert p.comparison("chaselev", 0.5).verdict == "better"
+    assert p.comparison("half", 0.5).verdict == "undecided"
     # the band: the ends' ratios and the point's own, in the speedup's metric (the
     # window: 75 / 52, inside), never the wall time's (80.5 / 56.5 ... 74.5 / 51.5)
     lo, hi = p.band("chaselev", 0.5)
     assert lo == pytest.approx(80 / 56) and hi == pytest.approx(74 / 51)
     assert lo <= p.speedup("chaselev", 0.5)[0] <= hi
-    cell = article.answer_rows(data, [sim])[0][3]
-    assert "2 of 3 stealing variants (robust), fragile for half" in cell
-    assert f"(band {80 / 56:.2f}-{74 / 51:.2f})" in cell
+    cell = answers.answer_rows(data, [sim])[0][3]
+    assert "over the whole of that range: 2 of 3 stealing variants" in cell
+    assert f"({80 / 56:.2f}-{74 / 51:.2f}: sensitivity: 1 cost group at the ends of its " \
+        "range, one at a time (wake x0.5/x2)" in cell
+    assert "validation error of `article` on this machine's model, not measured" in cell
+    # with a validation record beside the run, the range widens by its article error
+    vdir = os.path.join(os.path.dirname(sim.run_dir), "validation")
+    os.makedirs(vdir)
+    with open(os.path.join(vdir, "sim-here-1.json"), "w") as f:
+        json.dump({"format": "schedbench-validation/1", "model": "here", "sim": "sim-here-1",
+                   "workloads": {"article": 0.05}}, f)
+    p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
+    c = p.comparison("chaselev", 0.5)
+    assert c.low == pytest.approx(80 / 56 * 0.95) and c.high == pytest.approx(74 / 51 * 1.05)
     # a band in another metric than the speedup's is no band (bands.json from before
-    # the window was kept): no judgement; nor without bands.json
+    # the window was kept), nor is none: a SIMULATED point alone decides nothing
+    os.unlink(os.path.join(vdir, "sim-here-1.json"))
     write_bands(sim.run_dir, {("affinity", 50): {"wake x0.5": 74.0},
                               ("chaselev", 50): {"wake x0.5": 51.0}}, window=False)
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
-    assert p.band("chaselev", 0.5) is None and p.comparison("chaselev", "affinity", 0.5) is None
+    assert p.band("chaselev", 0.5) is None
+    assert p.comparison("chaselev", 0.5).verdict == "undecided"
     os.unlink(os.path.join(sim.run_dir, "bands.json"))
     p = [q for q in article.panels(data, [sim], article.first_setting(data)) if q.simulated][0]
-    assert p.comparison("chaselev", "affinity", 0.5) is None
+    assert p.comparison("chaselev", 0.5).verdict == "undecided"
 
 
 @pytest.mark.skipif(not __import__("shutil").which("gnuplot"), reason="gnuplot not installed")

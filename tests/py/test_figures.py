@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from harness.driver import article, plots, rundata
+from harness.driver import article, claimfigs, plots, rundata
 
 from conftest import FIXTURES
 
@@ -33,7 +33,7 @@ def richer_run():
 
 
 def all_figures(data, sim=None):
-    return (plots.PlotBuilder(data).build() + plots.ClaimPlots(data, sim).build()
+    return (plots.PlotBuilder(data).build() + claimfigs.ClaimPlots(data, sim).build()
             + article.figures(data, [sim] if sim else []))
 
 

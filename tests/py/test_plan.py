@@ -20,6 +20,19 @@ def test_quick_selection():
     assert plan.quick_selection(["uts/tree:1/real_time", "uts/tree:3/real_time"]) == \
         ["uts/tree:1/real_time"]
     assert plan.quick_selection(["switch/roundtrip"]) == ["switch/roundtrip"]
+    # one worker has nothing to balance: the scenario workloads' first set alone
+    assert plan.quick_selection(listed, workers=1) == listed[:1]
+    assert plan.quick_selection(other, workers=1) == [other[0], other[1], other[4]]
+
+
+def test_the_quick_sweep_takes_every_swept_d_of_the_article():
+    art = "article/delay_pct:{}/late_pct:50/grain_us:100/tasks:1000/foreign:{}/real_time"
+    listed = [art.format(0, 0), art.format(50, 0), art.format(100, 0), art.format(50, 1)]
+    full = [art.format(25, 0), art.format(200, 0), art.format(25, 1),
+            art.format(50, 0).replace("late_pct:50", "late_pct:25")]
+    got = plan.quick_selection(listed, full, workers=2)
+    assert got == listed + [art.format(25, 0), art.format(200, 0)]
+    assert plan.quick_selection(listed, full, workers=1) == listed[:1]
 
 
 def test_quick_all_sets_and_filter_choose_the_sets(fake_root):
@@ -27,8 +40,12 @@ def test_quick_all_sets_and_filter_choose_the_sets(fake_root):
     targets = plan.select_targets(tree, ["chaselev"], no_build=True)
 
     def fib(**kw):
-        (point,) = plan.plan_points(tree, list(targets), ["fib"], [1], kw.get("flt"),
-                                   kw.get("full", False), kw.get("all_sets", False))
+        point, twin = plan.plan_points(tree, list(targets), ["fib"], [1], kw.get("flt"),
+                                       kw.get("full", False), kw.get("all_sets", False))
+        # chaselev's A/A twin: the same binary and filter under its own label
+        assert twin["twin_of"] == "chaselev" and twin["variant"] == "chaselev-aa"
+        assert (twin["binary"], twin["filter"]) == (point["binary"], point["filter"])
+        assert twin["raw"] == "raw/chaselev-aa/workers-1/fib.json"
         return point["benchmarks"], point["filter"]
 
     assert fib() == (["fib/n:20/real_time"], "^(fib/n:20/real_time)$")
@@ -42,8 +59,9 @@ def test_other_benchmark_families_run_only_when_named(fake_root):
     tree = build.Build(fake_root)
     targets = plan.select_targets(tree, ["chaselev"], no_build=True)
     default = plan.plan_points(tree, list(targets), None, [1], None, False)
-    assert sorted(p["workload"] for p in default) == ["fib", "granularity", "imbalance"]
-    (switch,) = plan.plan_points(tree, list(targets), ["switch"], [1], None, False)
+    assert sorted(p["workload"] for p in default if "twin_of" not in p) == \
+        ["fib", "granularity", "imbalance"]
+    (switch, _) = plan.plan_points(tree, list(targets), ["switch"], [1], None, False)
     assert switch["benchmarks"] == ["switch/roundtrip"]
 
 

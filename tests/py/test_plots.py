@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from harness.driver import plots, rundata
+from harness.driver import claimfigs, families, plots, rundata
 
 from conftest import FIXTURES
 
@@ -73,9 +73,14 @@ def test_imbalance_plot_marks_the_claim_band(figures):
     body = "\n".join(p.body)
     assert "first 1.3 to graph 1, first 1.5" in body and "30-50% claim" in body
     chaselev = rows(blocks(p)[0])
-    # imbalance 0: 11.1 / 10.4; imbalance 2: 11.8 / 10.9
+    # imbalance 0 and 2, each the run's comparison (its estimate and bracket); about
+    # 11.8 / 10.9 at imbalance 2
     assert [float(r[0]) for r in chaselev] == [0, 2]
-    assert float(chaselev[1][1]) == pytest.approx(11.8 / 10.9, rel=1e-5)
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    bench = next(b for b in data.index() if "imbalance:2" in b)
+    c = families.of(data).get("imbalance vs threadpool", bench, "threadpool", "chaselev", 2)
+    assert [float(x) for x in chaselev[1][1:4]] == pytest.approx([c.ratio, c.low, c.high], rel=1e-5)
+    assert c.ratio == pytest.approx(11.8 / 10.9, rel=0.02)
 
 
 def test_metg_and_why_plots(figures):
@@ -115,7 +120,7 @@ def test_a_nan_time_is_not_plotted(nan_run):
 
 def claim_figures(sim=None):
     data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
-    return {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+    return {p.name: p for p in claimfigs.ClaimPlots(data, sim).build()}
 
 
 def test_claim_figures_one_per_scenario_and_a_heat_map_per_baseline():
@@ -123,11 +128,15 @@ def test_claim_figures_one_per_scenario_and_a_heat_map_per_baseline():
     names = sorted(figs)
     assert names == ["claim_1_imbalance_imbalance-0_grain_us-100_submitters-2",
                      "claim_2_imbalance_imbalance-2_grain_us-100_submitters-2",
-                     "heatmap_vs_static", "heatmap_vs_threadpool"], names
-    # one scenario with imbalance > 0: no summary (a mean of one is that figure)
+                     "claim_summary", "heatmap_vs_static", "heatmap_vs_threadpool"], names
     claim = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
     script = claim.script(TERMINALS)
     assert "over threadpool" in script and "over static" in script
+    # the summary: every scenario side by side at 2 workers, one point each, no mean
+    summary = figs["claim_summary"]
+    assert "no mean across scenarios" in summary.title and "geometric" not in summary.title
+    assert "\\n1: imbalance 0\\n2: imbalance 2" in "\n".join(summary.body)
+    assert "set xtics (1, 2)" in summary.body
     assert "1.3 to graph 1, first 1.5" in script              # the claim's band
     assert "no Brent bound: this run records no work_s" in script
     # chaselev over threadpool: measured, solid, with a significance column
@@ -143,7 +152,7 @@ def test_a_simulated_run_is_dashed_and_named_with_its_model():
     for r in sim.results:                  # a simulated run reports the work
         for e in r.entries:
             e.counters["work_s"] = 0.001
-    figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+    figs = {p.name: p for p in claimfigs.ClaimPlots(data, sim).build()}
     script = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"].script(TERMINALS)
     # measured and simulated in panels of their own, the simulated one titled so
     fig = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
@@ -167,7 +176,7 @@ def test_the_bound_is_brents_max_of_work_over_p_and_span():
         for e in r.entries:
             e.counters["work_s"] = 0.001
             e.counters["span_s"] = 0.5
-    figs = {p.name: p for p in plots.ClaimPlots(data, sim).build()}
+    figs = {p.name: p for p in claimfigs.ClaimPlots(data, sim).build()}
     fig = figs["claim_2_imbalance_imbalance-2_grain_us-100_submitters-2"]
     bounds = [b for b in blocks(fig) if b.startswith("# work bound")]
     assert bounds
@@ -189,21 +198,41 @@ def test_heat_map_cells_are_log2_speedups_with_row_labels_and_missing_cells_mark
     assert "Which variant is faster than threadpool" in fig.title
     # static's imbalance:2 at 2 workers is an error: its cell is marked, not white
     assert '"n/a" at 1,3' in script and "fs pattern 4" in script
-    # the colour range follows the data, centred at 1 (log2 0), symmetric
-    assert "set cbrange [-1:1]" in script and '0 "#f7f7f7"' in script
+    # the colours: log2, centred at 1, clipped at 1/2 and 2 (marked on the scale)
+    assert "set cbrange [-1.0:1.0]" in script and '0.0000 "#f7f7f7"' in script
+    assert '"<= 1/2" -1.0000' in script and '">= 2" 1.0000' in script
+    assert '"0.9" -0.1520' in script and '"1.1" 0.1375' in script
     rows = [line.split() for line in fig.data.splitlines()]
     assert float(rows[3][0]) == pytest.approx(math.log2(11.8 / 10.9), abs=0.01)
     assert rows[3][1] == "NaN"
 
 
-def test_the_heat_map_colour_range_reaches_the_largest_speedup():
-    # fib's 216x must not look like 4x: the range grows to 2^8
-    assert plots.heat_palette(8).startswith('set palette defined (-8 "#053061"')
-    assert plots.tick_label(256.0) == "256" and plots.tick_label(0.25) == "1/4"
+def test_the_heat_map_clips_far_speedups_and_keeps_their_numbers(monkeypatch):
+    # fib's 216x must not wash 0.9-1.1 out: the colour stops at 2x, the cell says 216,
+    # in white on the dark end
+    from harness.driver.compare import Comparison
+    data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
+    cp = claimfigs.ClaimPlots(data)
+    real = cp.comparisons.get
+
+    def get(family, bench, base, variant, workers):
+        c = real(family, bench, base, variant, workers)
+        if c and bench.startswith("fib/") and variant == "chaselev":
+            c = Comparison(c.family, c.x, c.y, labels=c.labels, ratio=216.0, low=200.0,
+                           high=230.0, achieved=1.0)
+        return c
+    monkeypatch.setattr(cp.comparisons, "get", get)
+    heat = {p.name: p for p in cp.heatmaps()}["heatmap_vs_threadpool"]
+    assert heat.data.splitlines()[0].split()[0] == "1"       # clipped at log2(2)
+    assert 'set label 1 "216*" at 0,0 center font ",9" tc rgb "#ffffff" front' in heat.body
+    palette = claimfigs.heat_palette(1.0)
+    assert palette.startswith('set palette defined (-1.0000 "#053061"')
+    assert claimfigs.tick_label(256.0) == "256" and claimfigs.tick_label(0.25) == "1/4"
+    assert claimfigs.tick_label(2.0, clipped=True) == ">= 2"
 
 
 def test_short_labels_number_a_workload_only_when_it_has_several():
-    labels, key = plots.short_labels(["fib/n:20", "imbalance/a:1", "imbalance/a:2"])
+    labels, key = claimfigs.short_labels(["fib/n:20", "imbalance/a:1", "imbalance/a:2"])
     assert labels == {"fib/n:20": "fib", "imbalance/a:1": "imbalance 1",
                       "imbalance/a:2": "imbalance 2"}
     assert key == ["imbalance 1 = a:1", "imbalance 2 = a:2"]

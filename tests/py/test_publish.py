@@ -13,7 +13,7 @@ from conftest import cli
 
 def sweep(root):
     p = cli("run", "--root", root, "--workers", "1,2", "--workloads", "fib", "--no-plot",
-            "--quiet", "--variants", "chaselev,threadpool")
+            "--quiet", "--variants", "chaselev,threadpool", "--repetitions", "2")
     assert p.returncode == 0, p.stderr
     (run_dir,) = glob.glob(os.path.join(root, "results", "*"))
     return run_dir, p.stderr
@@ -69,8 +69,9 @@ def test_publish_prunes_compresses_and_leaves_no_absolute_path(fake_root, monkey
     assert summary["publishable"] and summary["compressed"] > 0
     assert sorted(os.listdir(run_dir)) == ["REPORT.md", "meta.json", "plan.json", "raw",
                                            "status.json"]
-    # the embedded figure with its SVG, and every why-figure (steals, parks, CPU)
-    assert sorted(os.listdir(plots)) == ["kept.png", "kept.svg", "why_fib_n-25.png"]
+    # the embedded figure and every why-figure (steals, parks, CPU), each with its SVG
+    assert sorted(os.listdir(plots)) == ["kept.png", "kept.svg", "why_fib_n-25.png",
+                                         "why_fib_n-25.svg"]
     assert glob.glob(os.path.join(run_dir, "raw", "**", "*.json.gz"), recursive=True)
     for path, text in all_text(run_dir):
         assert fake_root not in text, path

@@ -5,6 +5,7 @@ run also the engine and the machine models): none of it differs between its reco
 measured from a clean tree
 (meta.json "publishable").  A run that predates
 that record is skipped with the reason, until it is republished (issue 14)."""
+import glob
 import json
 import os
 import re
@@ -138,3 +139,73 @@ def test_code_changes_ignores_python_and_prose():
     assert "harness/driver/report.py" in touched
     changed = code_changes(last + "~1", last, simulated=True)
     assert not any(f.endswith((".py", ".md")) for f in changed)
+
+
+# --- the numbers of a run published by the interleaving driver (plan.json version 2, issue
+# 41): checked on every measured run README presents; an older run is skipped with the
+# reason until the integrator republishes
+
+def measured_runs():
+    return [r for r in readme_runs()
+            if not (json.load(open(os.path.join(ROOT, "results", r, "meta.json")))
+                    .get("simulated"))]
+
+
+def interleaved(run_id):
+    plan = json.load(open(os.path.join(ROOT, "results", run_id, "plan.json")))
+    if plan.get("version", 1) < 2:
+        pytest.skip(f"results/{run_id} predates interleaved rounds (plan.json version "
+                    f"{plan.get('version', 1)}): NOT CHECKED until it is republished")
+    return plan
+
+
+@pytest.mark.parametrize("run_id", measured_runs())
+def test_the_published_run_interleaved_ten_repetitions_or_more(run_id):
+    plan = interleaved(run_id)
+    assert isinstance(plan.get("interleave"), dict) and plan["interleave"].get("order")
+    data = load_run(os.path.join(ROOT, "results", run_id))
+    few = [(r.variant, r.workers, r.benchmark, len(r.valid)) for r in data.results
+           if len(r.valid) < 10]
+    assert not few, f"points with fewer than 10 repetitions: {few[:5]}"
+    assert data.twins(), "no A/A twin in the sweep"
+
+
+@pytest.mark.parametrize("run_id", measured_runs())
+def test_the_published_a_a_row_decides_nothing(run_id):
+    from harness.driver import families
+    interleaved(run_id)
+    aa = families.of(load_run(os.path.join(ROOT, "results", run_id))).family(families.AA)
+    assert aa and not [c for c in aa if c.decided], \
+        [f"{c.benchmark} {c.workers} {c.text()}" for c in aa if c.decided]
+
+
+@pytest.mark.parametrize("run_id", measured_runs())
+def test_the_published_csvs_and_figures_are_whole(run_id):
+    import csv
+    interleaved(run_id)
+    for path in glob.glob(os.path.join(ROOT, "results", run_id, "*.csv")):
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        assert all(len(r) == len(rows[0]) for r in rows), path
+    pngs = glob.glob(os.path.join(ROOT, "plots", run_id, "*.png"))
+    assert pngs and all(os.path.exists(p[:-4] + ".svg") for p in pngs), \
+        [p for p in pngs if not os.path.exists(p[:-4] + ".svg")]
+
+
+def test_readme_answers_carry_brackets_that_agree_with_the_report():
+    from harness.driver.publish import ANSWERS_BEGIN, ANSWERS_END
+    runs = measured_runs()
+    if not runs:
+        pytest.skip("README presents no measured run")
+    interleaved(runs[0])
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    block = text.split(ANSWERS_BEGIN)[1].split(ANSWERS_END)[0]
+    assert "[95% family-wise interval]" in block
+    rows = [line.split(" | ") for line in block.splitlines() if line.startswith("| ")][2:]
+    bare = [m for row in rows if len(row) > 2
+            for m in re.findall(r"`[\w-]+` \d+\.\d\dx(?! \[)", row[2])]
+    assert not bare, f"measured ratios without a bracket in README's answers: {bare[:5]}"
+    claim = re.search(r"`chaselev` (\d+\.\d\dx \[\d+\.\d\d-\d+\.\d\d\])", block)
+    assert claim
+    report = open(os.path.join(ROOT, "results", runs[0], "REPORT.md"), encoding="utf-8").read()
+    assert claim.group(1) in report

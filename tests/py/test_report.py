@@ -1,4 +1,5 @@
 """REPORT.md of fixtures/run_small."""
+import csv
 import json
 import os
 import shutil
@@ -20,23 +21,35 @@ def test_report(small_run):
     assert "workers-2-killed.json" in text and "workers-1-crashed.json" in text
     # the imbalance scenarios over each pool at 2 workers: chaselev over threadpool on
     # imbalance 2, the Hodges-Lehmann estimate of 11.8 / 10.9 (3 repetitions each side)
+    # with its bracket, the header naming it
     assert "## The imbalance scenarios" in text
-    assert "| imbalance 2, grain_us 100, submitters 2 | 1.08x | - |" in text
+    assert "| imbalance 2, grain_us 100, submitters 2 | 1.08x [" in text
+    assert "| scenario | chaselev [95% family-wise interval] |" in text
+    # the pools are explained before any table names them
+    assert text.index("`affinity` the per-thread-queue pool") < text.index("| scenario |")
     # the times at the largest worker count, one row per benchmark; the pools' columns
     # say what each pool is
     assert "| fib/n:20 | 5.3 ms | 7 ms | 8.9 ms |" in text
     header = next(l for l in text.splitlines() if l.startswith("| benchmark |"))
     assert "| static (round-robin) |" in header and "| threadpool (global queue) |" in header
-    # 3 repetitions cannot reach p < 0.05: the report says so, and claims nothing
-    assert "smallest p the test can give is 0.1" in text and "Holm" in text
-    assert "*" not in text.split("## The imbalance scenarios")[1].split("## How")[0] \
-        .replace("`*`", "")
+    # 3 repetitions cannot decide anything: the report says so, and claims nothing
+    assert "smallest p the exact test can give is 0.1" in text and "Bonferroni" in text
+    cells = [l for l in text.split("## Answers")[1].splitlines() if l.startswith("| ")]
+    assert not any("**better**" in l or "**worse**" in l for l in cells)
+    # the run predates interleaving: the report says its repetitions ran in blocks
+    assert "ran in one block per variant" in text
     # every comparison in differences.csv, linked
     assert "[differences.csv](differences.csv)" in text
-    rows = open(os.path.join(run_dir, "differences.csv")).read().splitlines()
-    assert rows[0].startswith("family,base,variant,benchmark,workers,speedup,low,high")
-    assert any(r.startswith("imbalance vs threadpool,threadpool,chaselev,"
-                            "imbalance/imbalance:2/grain_us:100/submitters:2,2,") for r in rows)
+    with open(os.path.join(run_dir, "differences.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0][:8] == ["family", "family_size", "base", "variant", "benchmark", "workers",
+                           "metric", "ratio"]
+    assert all(len(r) == len(rows[0]) for r in rows)
+    assert any(r[0] == "imbalance vs threadpool" and r[2:6] == [
+        "threadpool", "chaselev", "imbalance/imbalance:2/grain_us:100/submitters:2", "2"]
+        for r in rows)
+    # a family name with a comma is quoted, not a column more
+    assert any(r[0] == "all vs threadpool, 2 workers" for r in rows)
 
 
 def test_a_nan_time_is_reported_not_a_crash(nan_run):
@@ -57,7 +70,8 @@ def test_report_leads_with_the_answer_table_from_the_data(small_run):
     assert text.index("## Answers") < text.index("## The imbalance scenarios") \
         < text.index("## The run")
     answers = text.split("## Answers")[1].split("##")[0]
-    assert "| the article's claim | how the article set it up | measured here |" in answers
+    assert "| the article's claim | how the article set it up | measured here [95% " \
+        "family-wise interval] |" in answers
     # run_small has neither the article's experiment nor spawn_batch nor elastic: it says
     # so in each row rather than answering
     assert answers.count("not in this run") == 3 and answers.count("not measured") == 3
@@ -70,7 +84,7 @@ def test_against_names_the_variant_every_benchmark_is_compared_with(small_run):
     text = open(os.path.join(run_dir, "REPORT.md")).read()
     assert "## Every benchmark against `chaselev`" in text
     rows = open(os.path.join(run_dir, "differences.csv")).read()
-    assert "all vs chaselev, 2 workers,chaselev,static," in rows
+    assert '"all vs chaselev, 2 workers",7,chaselev,static,' in rows
     p = cli("report", "run_small", "--root", root, "--no-plot", "--against", "nope")
     assert p.returncode == 2 and "--against nope: not a variant of run_small" in p.stderr
 
@@ -118,3 +132,25 @@ def test_publish_takes_the_companion_along(small_run):
     assert p.returncode == 0, p.stderr
     assert "sim-box8-1: pruned" in p.stdout and "run_small: pruned" in p.stdout
     assert not os.path.exists(os.path.join(sim_dir, "logs"))
+
+
+def test_every_csv_a_run_writes_has_rows_of_its_header_width(fake_root):
+    # results.csv, samples.csv and differences.csv of a sweep with its report, read by
+    # the csv module: every row as wide as its header (a family "all vs threadpool,
+    # 2 workers" is one quoted field)
+    p = cli("run", "--root", fake_root, "--workers", "1,2", "--workloads", "fib,imbalance",
+            "--repetitions", "3", "--quiet", "--no-build")
+    assert p.returncode == 0, p.stderr
+    run_dir = next(os.path.join(fake_root, "results", d)
+                   for d in os.listdir(os.path.join(fake_root, "results")))
+    p = cli("report", run_dir, "--root", fake_root, "--no-plot", "--csv")
+    assert p.returncode == 0, p.stderr
+    found = sorted(n for n in os.listdir(run_dir) if n.endswith(".csv"))
+    assert found == ["differences.csv", "results.csv", "samples.csv"]
+    for name in found:
+        with open(os.path.join(run_dir, name), newline="") as f:
+            rows = list(csv.reader(f))
+        assert len(rows) > 1, name
+        bad = [r for r in rows if len(r) != len(rows[0])]
+        assert not bad, (name, bad[:2])
+

@@ -106,13 +106,6 @@ def test_hodges_lehmann_ratio_and_its_interval_by_hand():
     assert stats.hodges_lehmann_ratio([1.0, -1.0], [0.0]) is None
 
 
-def test_holm_by_hand():
-    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> monotone
-    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert stats.holm([]) == []
-
-
 def test_hodges_lehmann_interval_against_scipy_where_present():
     scipy_stats = pytest.importorskip("scipy.stats")
     # the interval's ends are where the U test of (base / r) against other turns

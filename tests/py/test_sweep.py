@@ -19,7 +19,8 @@ from harness.driver import build, plan, proc, rundata, sweep
 
 from conftest import RUN_PY, cli
 
-ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2   # variants x workloads x workers + tbb x (fib, imbalance) x workers
+# variants x workloads x workers + tbb x (fib, imbalance) x workers + chaselev's A/A twin
+ALL_POINTS = 3 * 3 * 2 + 1 * 2 * 2 + 3 * 2
 
 
 def run_sweep(root, *extra, env=None):
@@ -42,7 +43,14 @@ def test_sweep_writes_raw_csv_meta_and_plan(fake_root):
     run_dir = only_run(fake_root)
     plan = json.load(open(os.path.join(run_dir, "plan.json")))
     assert len(plan["points"]) == ALL_POINTS
-    assert (plan["seed"], plan["repetitions"], plan["min_time"]) == (3, 5, 0.05)
+    assert (plan["seed"], plan["repetitions"], plan["min_time"]) == (3, 10, 0.02)
+    assert plan["version"] == 2 and plan["interleave"]["per_round"] == 1
+    assert "shuffled per round" in plan["interleave"]["order"]
+    # one worker runs the imbalance workload's first set only (nothing to balance)
+    assert [p["benchmarks"] for p in plan["points"] if p["id"] == "chaselev/workers-1/imbalance"] \
+        == [["imbalance/imbalance:0/grain_us:100/submitters:2/real_time"]]
+    twins = [p for p in plan["points"] if p.get("twin_of")]
+    assert len(twins) == 6 and {p["variant"] for p in twins} == {"chaselev-aa"}
     for point in plan["points"]:
         assert os.path.exists(os.path.join(run_dir, point["raw"])), point["id"]
         assert os.path.exists(os.path.join(run_dir, point["log"]))
@@ -61,7 +69,11 @@ def test_sweep_writes_raw_csv_meta_and_plan(fake_root):
     data = rundata.load_run(run_dir)
     assert not data.skipped
     assert {r.variant for r in data.results if r.reference} == {"tbb"}
-    assert all(len(r.valid) == 5 for r in data.results)
+    assert all(len(r.valid) == 10 for r in data.results)
+    # every raw file holds its ten rounds, numbered 0..9, each its own bench invocation
+    assert sorted(e.repetition for e in data.results[0].entries) == list(range(10))
+    assert {r.variant for r in data.results} >= {"chaselev", "chaselev-aa"}
+    assert "chaselev-aa" not in data.variants() and data.twins() == {"chaselev-aa": "chaselev"}
     with open(os.path.join(run_dir, "results.csv")) as f:
         assert f.read() == rundata.results_csv(data.results)
     assert os.path.exists(os.path.join(run_dir, "samples.csv"))
@@ -69,16 +81,19 @@ def test_sweep_writes_raw_csv_meta_and_plan(fake_root):
 
 def test_bench_invocation_and_filter_come_from_the_listing(fake_root, tmp_path):
     log = str(tmp_path / "bench.log")
-    p = run_sweep(fake_root, "--variants", "chaselev", "--workers", "2", "--filter", "n:20",
+    p = run_sweep(fake_root, "--variants", "static", "--workers", "2", "--filter", "n:20",
                   "--repetitions", "3", "--min-time", "0.01", env={"FAKE_BENCH_LOG": log})
     assert p.returncode == 0, p.stderr
-    # only fib has an n:20 benchmark: one point, its filter names the instance exactly
-    assert invocations(log) == [{"variant": "chaselev", "workers": 2,
-                                 "filter": "^(fib/n:20/real_time)$"}]
+    # only fib has an n:20 benchmark: one point, its filter names the instance exactly;
+    # its 3 repetitions are 3 rounds, each an invocation of its own
+    assert invocations(log) == 3 * [{"variant": "static", "workers": 2,
+                                     "filter": "^(fib/n:20/real_time)$"}]
     run_dir = only_run(fake_root)
-    (log_file,) = glob.glob(os.path.join(run_dir, "logs", "chaselev", "workers-2", "*.log"))
-    command = open(log_file).readline()
-    for flag in ("--workers 2", "--benchmark_repetitions=3", "--benchmark_min_time=0.01",
+    (log_file,) = glob.glob(os.path.join(run_dir, "logs", "static", "workers-2", "*.log"))
+    text = open(log_file).read()
+    assert text.count("$ ./build/static/bench") == 3       # each round's command, appended
+    command = text.splitlines()[0]
+    for flag in ("--workers 2", "--benchmark_repetitions=1", "--benchmark_min_time=0.01",
                  "--benchmark_out_format=json", "--benchmark_out="):
         assert flag in command
 
@@ -118,23 +133,30 @@ def test_point_order_is_shuffled_by_the_recorded_seed(fake_root):
 
 def test_resume_after_kill_reruns_nothing_finished(fake_root, tmp_path):
     log = str(tmp_path / "bench.log")
-    p = run_sweep(fake_root, "--variants", "chaselev,static",
+    p = run_sweep(fake_root, "--variants", "chaselev,static", "--repetitions", "3",
                   env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_KILL_PARENT_AT": "5"})
     assert p.returncode == -signal.SIGKILL
     run_dir = only_run(fake_root)
     first = invocations(log)
     assert len(first) == 5
-    raw_done = sorted(glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True))
-    assert len(raw_done) == 4              # the 5th point died with the sweep
+    plan_doc = json.load(open(os.path.join(run_dir, "plan.json")))
+    units = sweep.schedule(plan_doc)
+    # 3 variants (chaselev, its twin, static) x 3 workloads x 2 worker counts x 3 rounds
+    assert len(units) == 3 * 3 * 2 * 3
+    kept = sum(sweep.rounds_done(run_dir, plan_doc, p) for p in plan_doc["points"])
+    assert kept == 4                       # the 5th round died with the sweep: 4 kept
     p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet",
             env={"FAKE_BENCH_LOG": log})
     assert p.returncode == 0, p.stderr
-    assert "4 of 12 points already done" in p.stderr
+    assert f"4 of {len(units)} rounds of the 18 points already done" in p.stderr
     second = invocations(log)[5:]
+    assert len(second) == len(units) - 4            # nothing finished is run again
+    # the rounds ran in the recorded schedule's order, the first four before the kill
+    order = [(p["variant"] if not p.get("twin_of") else "chaselev", p["workers"], p["filter"])
+             for p, _ in units]
     key = lambda inv: (inv["variant"], inv["workers"], inv["filter"])
-    assert len(second) == 12 - 4
-    assert not {key(i) for i in first[:4]} & {key(i) for i in second}   # nothing rerun
-    assert key(first[4]) in {key(i) for i in second}                    # the killed one is
+    assert [key(i) for i in first] == order[:5] and [key(i) for i in second] == order[4:]
+    assert all(len(r.valid) == 3 for r in rundata.load_run(run_dir).results)
     plan = json.load(open(os.path.join(run_dir, "plan.json")))
     for point in plan["points"]:
         assert os.path.exists(os.path.join(run_dir, point["raw"]))
@@ -155,8 +177,8 @@ def test_resume_of_a_finished_run_runs_nothing(fake_root, tmp_path):
 
 
 def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
-    p = run_sweep(fake_root, "--variants", "static,chaselev", "--workloads", "fib,granularity",
-                  env={"FAKE_BENCH_CRASH": "^static/2$"})
+    p = run_sweep(fake_root, "--variants", "static,threadpool", "--workloads", "fib,granularity",
+                  "--repetitions", "2", env={"FAKE_BENCH_CRASH": "^static/2$"})
     assert p.returncode == 1
     assert "failed: static/workers-2/fib: exit status 3: Segmentation fault (pretend)" in p.stderr
     assert "Traceback" not in p.stderr
@@ -168,8 +190,10 @@ def test_failed_points_are_reported_and_retried_on_resume(fake_root, tmp_path):
     p = cli("run", "--root", fake_root, "--resume", "latest", "--no-plot", "--quiet",
             env={"FAKE_BENCH_LOG": log})
     assert p.returncode == 0, p.stderr
+    # each failed point is tried once (its round 1 failed: no round 2 in that sweep),
+    # then run whole on resume: 2 points x 2 rounds
     assert sorted((i["variant"], i["workers"]) for i in invocations(log)) == \
-        [("static", 2), ("static", 2)]
+        4 * [("static", 2)]
 
 
 def test_a_hanging_point_times_out(fake_root):
@@ -183,11 +207,12 @@ def test_a_hanging_point_times_out(fake_root):
 
 
 def test_wrong_answers_exit_1_and_are_named(fake_root):
-    p = run_sweep(fake_root, "--variants", "chaselev", "--workloads", "imbalance",
-                  env={"FAKE_BENCH_ERROR": "imbalance:2"})
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "imbalance",
+                  env={"FAKE_BENCH_ERROR": "imbalance:2", "FAKE_BENCH_ERROR_REP": "0"})
     assert p.returncode == 1
     assert "WRONG ANSWER" in p.stderr and "wrong answer: got 41" in p.stderr
-    assert "2 benchmark(s) with errors" in p.stderr
+    # imbalance:2 at 2 workers (one worker runs the first set only)
+    assert "1 benchmark(s) with errors" in p.stderr
 
 
 class FakeTTY(io.StringIO):
@@ -361,8 +386,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(fake_root, tmp_path):
     assert "Traceback" not in err
     run_dir = only_run(fake_root)
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
-    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
-    assert len(done) == len(invocations(log)) - 1      # all but the interrupted point
+    kept = sum(len(r.entries) for r in rundata.load_run(run_dir).results)
+    assert kept == len(invocations(log)) - 1      # every round but the interrupted one
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -383,8 +408,8 @@ def test_sigterm_and_sighup_end_the_bench_too(fake_root, tmp_path, signum):
     assert "Traceback" not in err
     run_dir = only_run(fake_root)
     assert glob.glob(os.path.join(run_dir, "**", ".*"), recursive=True) == []
-    done = glob.glob(os.path.join(run_dir, "raw", "**", "*.json"), recursive=True)
-    assert len(done) == len(invocations(log)) - 1      # every finished point is kept
+    kept = sum(len(r.entries) for r in rundata.load_run(run_dir).results)
+    assert kept == len(invocations(log)) - 1      # every finished round is kept
 
 
 def test_a_stop_signal_waits_out_a_deferred_step_and_an_ignored_one_stays_ignored():
@@ -424,7 +449,7 @@ def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tm
                                                                   monkeypatch):
     monkeypatch.delenv("SCHEDBENCH_ITERS_PER_US")
     log = str(tmp_path / "bench.log")
-    p = run_sweep(fake_root, "--seed", "3", "--variants", "chaselev,static",
+    p = run_sweep(fake_root, "--seed", "3", "--variants", "chaselev,static", "--repetitions", "1",
                   "--workloads", "imbalance", env={"FAKE_BENCH_LOG": log, "FAKE_BENCH_LOG_RATE": "1"})
     assert p.returncode == 0, p.stderr
     with open(os.path.join(only_run(fake_root), "plan.json")) as f:
@@ -432,7 +457,7 @@ def test_kernel_rate_is_calibrated_once_and_pinned_for_every_point(fake_root, tm
     calls = invocations(log)
     assert calls[0] == {"variant": "chaselev", "workers": 1, "rate": None,
                         "filter": "^imbalance/imbalance:0/"}  # the one calibration run
-    assert len(calls) == 1 + 2 * 2
+    assert len(calls) == 1 + 3 * 2        # chaselev, its A/A twin, static x 2 worker counts
     assert all(c["rate"] == "123.5" for c in calls[1:])
 
 
@@ -509,3 +534,39 @@ def test_a_full_disk_leaves_no_half_made_run(fake_root, tmp_path, monkeypatch, c
     assert main(args) == 0, capsys.readouterr().err           # the same sweep, space again
     run_dir = out if where != "results" else only_run(fake_root)
     assert rundata.load_run(run_dir).usable()
+
+
+def test_the_schedule_interleaves_every_variant_of_a_point_round_by_round():
+    points = [plan.make_point(plan.Target(v, False, "x"), "x", w, wl, ["b"], repetitions=r)
+              for wl, r in (("fib", 4), ("uts", 3)) for w in (1, 2) for v in "abc"]
+    doc = {"seed": 5, "repetitions": 4, "points": points, "interleave": sweep.interleave()}
+    units = sweep.schedule(doc)
+    assert len(units) == 3 * 2 * 4 + 3 * 2 * 3          # one unit per repetition
+    groups = [(p["workload"], p["workers"]) for p, _ in units]
+    # a group runs whole before the next: four groups, each in one stretch
+    assert [g for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]] == \
+        [("fib", 1), ("fib", 2), ("uts", 1), ("uts", 2)]
+    orders = []
+    for g in {("fib", 1)}:
+        rounds = [[p["variant"] for p, r in units if (p["workload"], p["workers"]) == g and r == k]
+                  for k in range(4)]
+        assert all(sorted(r) == ["a", "b", "c"] for r in rounds)     # each member once
+        orders = ["".join(r) for r in rounds]
+    assert len(set(orders)) > 1                                       # shuffled per round
+    assert sweep.schedule(doc) == units                               # from plan.json alone
+    # two repetitions a round: half the invocations, the last round the remainder
+    doc["interleave"] = sweep.interleave(2)
+    assert len(sweep.schedule(doc)) == 3 * 2 * 2 + 3 * 2 * 2
+    # a plan from before interleaving runs each point whole, in its order
+    old = {"repetitions": 4, "points": points}
+    assert sweep.schedule(old) == [(p, 0) for p in points]
+
+
+def test_per_round_runs_several_repetitions_an_invocation(fake_root, tmp_path):
+    log = str(tmp_path / "bench.log")
+    p = run_sweep(fake_root, "--variants", "static", "--workloads", "fib", "--workers", "1",
+                  "--repetitions", "5", "--per-round", "2", env={"FAKE_BENCH_LOG": log})
+    assert p.returncode == 0, p.stderr
+    assert len(invocations(log)) == 3                   # 2 + 2 + 1
+    data = rundata.load_run(only_run(fake_root))
+    assert sorted(e.repetition for e in data.results[0].entries) == [0, 1, 2, 3, 4]

@@ -75,7 +75,7 @@ def test_measure_records_each_comparison_and_what_could_not_be_measured(monkeypa
     assert targetfile.problem(doc) is None
     (c,) = doc["comparisons"]
     assert c["ours"] == [10.0, 11.0, 12.0] and c["ref"] == [20.0, 19.0, 21.0]
-    assert c["ratio"] == pytest.approx(11.0 / 20.0) and c["met"]
+    assert c["ratio"] == pytest.approx(11.0 / 20.0) and "met" not in c
     assert targetfile.round_ratios(c) == pytest.approx([0.5, 11 / 19, 12 / 21])
     assert doc["not_measured"] == [dict(comparison="yield",
                                         why="no Go toolchain (apt-get install golang-go)")]
@@ -93,7 +93,15 @@ def test_no_record_is_none_and_a_broken_one_is_named(tmp_path):
                       (json.dumps(dict(good, format="other")), "not a schedbench-targets/1"),
                       (json.dumps(dict(good, finished=None)), "did not finish"),
                       (json.dumps(fake_record("abc", ours=[1.0, "x"])), "'ours' is not a list"),
-                      (json.dumps(fake_record("abc", met="yes")), "'met' is not true")):
+                      # damaged numbers: NaN, negative, infinite (issue 44)
+                      (json.dumps(fake_record("abc", ours=[1.0, float("nan")])),
+                       "'ours' is not a list of finite positive numbers"),
+                      (json.dumps(fake_record("abc", ref=[-5.0])),
+                       "'ref' is not a list of finite positive numbers"),
+                      (json.dumps(fake_record("abc", target=float("inf"))),
+                       "'target' is not a finite positive number"),
+                      (json.dumps(fake_record("abc", target=float("nan"))),
+                       "'target' is not a finite positive number")):
         write_record(str(tmp_path), text)
         doc, problem = targetfile.read(str(tmp_path))
         assert doc is None and why in problem, (text, problem)
@@ -129,7 +137,9 @@ def test_the_report_shows_the_targets_and_names_a_broken_record(small_run):
     with open(os.path.join(run_dir, "REPORT.md")) as f:
         text = f.read()
     assert "## Against what users would pick" in text
-    assert "| round trip vs Go | 200 ns | 400 ns | 0.50x [0.50-0.50] | <= 0.75x | met |" in text
+    # recomputed from the samples (3 rounds a side: too few for a verdict in a family)
+    assert "| round trip vs Go | 200 ns | 400 ns | 0.50x [0.45-0.55] | <= 0.75x | " \
+        "undecided (too few repetitions: 3 vs 3) |" in text
     assert "| blocked | not measured |  | no Go toolchain |" in text
     write_record(run_dir, '{"format": "schedbench-targets/1", "compar')
     p = cli("report", "run_small", "--root", root, "--no-plot")
@@ -188,3 +198,25 @@ def test_imbalance_targets_follow_each_scenarios_ideal():
     # sizes as workloads/wl_kernel.h makes them (its sum for these 64 tasks, computed in C)
     assert sum(targets.imbalance_sizes(2, 64, False)) == pytest.approx(77.825624, abs=1e-5)
     assert targets.imbalance_sizes(2, 4, True) == pytest.approx([0.25, 0.75, 1.25, 1.75])
+
+
+def test_verdicts_are_recomputed_never_read_from_the_record():
+    # the record says "met" for a ratio that misses its target: the table says worse,
+    # from the ten rounds' samples; a NaN never renders
+    doc = fake_record("abc", ours=[300.0 + i for i in range(10)], ref=[400.0 + i for i in range(10)],
+                      ratio=0.1, met=True, target=0.5)
+    (row,) = targetfile.table_rows(dict(doc, not_measured=[]))
+    assert row[3].startswith("0.75x [") and row[5] == "**worse**", row
+    assert "nan" not in " ".join(row)
+    assert "0 decided better, 1 worse" in targetfile.summary(doc)
+    # better where the whole bracket clears the target
+    doc = fake_record("abc", ours=[100.0 + i for i in range(10)], ref=[400.0 + i for i in range(10)])
+    assert targetfile.table_rows(doc)[0][5] == "**better**"
+    # a SIMULATED row (one run a side) is decided only with the validation error
+    sim = fake_record("abc", what="SIMULATED epyc16, 16 workers, from a pthread, chaselev: 32 vs 1",
+                      comparison="flush-sim", ours=[6.67], ref=[5.5], target=1.2,
+                      lower_is_better=False)
+    assert "no band and no validation error" in targetfile.table_rows(sim)[0][5]
+    assert targetfile.table_rows(sim, {"spawn_batch": 0.001})[0][5] == "**better**"
+    assert targetfile.table_rows(sim, {"spawn_batch": 0.05})[0][5].startswith("undecided")
+
