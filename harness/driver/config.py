@@ -79,6 +79,10 @@ FULL_ENV = "SCHEDBENCH_FULL"
 # and pins it for every point, so every variant runs exactly the same work.
 ITERS_ENV = "SCHEDBENCH_ITERS_PER_US"
 CALIBRATION_FILTER = "^imbalance/imbalance:0/"
+# Where a bench keeps each argument set's sequential answer once computed
+# (harness/bench/driver.c): a sweep runs every repetition as a process of its own, and
+# would otherwise compute the same answers once a repetition.
+ANSWER_ENV = "SCHEDBENCH_ANSWER_DIR"
 # The workloads that use that rate: those whose source includes workloads/wl_kernel.h.
 # Kept here because the bench can say it only after running them; tests/py/test_docs.py
 # checks the list against the sources.

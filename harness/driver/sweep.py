@@ -2,6 +2,7 @@
 rounds (rounds.py: resumable, atomic, with a timeout), show progress, and merge the
 results at the end."""
 
+import atexit
 import contextlib
 import datetime
 import itertools
@@ -9,12 +10,14 @@ import math
 import os
 import random
 import shlex
+import shutil
 import sys
+import tempfile
 import threading
 import time
 
-from .config import (CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV, KERNEL_WORKLOADS, PROG, QUICK,
-                     UsageError,
+from .config import (ANSWER_ENV, CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV,
+                     KERNEL_WORKLOADS, PROG, QUICK, UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
 from .files import (atomic_write_json, atomic_write_text, check_out_path,
                     read_json)
@@ -35,6 +38,15 @@ class BenchBackend:
 
     def __init__(self, root):
         self.root = root
+        self.answers = None   # the benches' sequential answers (ANSWER_ENV), per sweep
+
+    def answer_dir(self):
+        """A directory of this process for the benches' sequential answers, made on first
+        use and removed when the process ends."""
+        if self.answers is None:
+            self.answers = tempfile.mkdtemp(prefix="schedbench-answers-")
+            atexit.register(shutil.rmtree, self.answers, ignore_errors=True)
+        return self.answers
 
     def run(self, plan, point, out_path, log):
         """Run the point, the bench writing its JSON to out_path and its output to the
@@ -42,6 +54,7 @@ class BenchBackend:
         bench did not end by itself (it could not start, or timed out)."""
         cmd = bench_command(self.root, plan, point, out_path)
         env = dict(os.environ)
+        env[ANSWER_ENV] = self.answer_dir()
         if plan.get("full") or point.get("full"):
             env[FULL_ENV] = "1"
         if plan.get("iters_per_us"):
