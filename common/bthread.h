@@ -9,7 +9,24 @@
  *
  * Differences from brpc, all deliberate:
  *   - any worker count from 1 to BTHREAD_MAX_CONCURRENCY is allowed (a research harness
- *     needs 1);
+ *     needs 1; brpc refuses fewer than 4, BTHREAD_MIN_CONCURRENCY).  A program needs at
+ *     least one more worker than the bthreads that may busy-wait at once without
+ *     yielding or blocking (brpc's BthreadTest.sanity, two bthreads spinning until a
+ *     third stops them, needs 3), and BTHREAD_STACKTYPE_PTHREAD bthreads each hold a
+ *     worker while they block;
+ *   - fork() while the scheduler runs: the child starts with no scheduler; its first
+ *     bthread call starts one of its own.  The forking thread is a plain pthread there
+ *     (even if it forked inside a bthread), the parent's bthreads do not exist (their
+ *     ids read as ended: join returns 0, interrupt ESRCH) and their memory stays unused.
+ *     brpc leaves a child of a running scheduler undefined;
+ *   - destroying a held or waited-on mutex, cond, rwlock, semaphore or countdown
+ *     returns EBUSY and changes nothing (brpc: undefined);
+ *   - every id never handed out is EINVAL, whatever its bits, and an id is never issued
+ *     twice (a slot whose 32-bit versions run out retires);
+ *   - bthread_getattr reports no keytable_pool;
+ *   - the variants that never move a task (static, affinity) lend the queues of a
+ *     worker whose thread a BTHREAD_STACKTYPE_PTHREAD bthread blocks to the other
+ *     workers until it returns (brpc's workers steal anyway);
  *   - the functions marked EXTENSION below do not exist in brpc.
  */
 #ifndef SCHEDBENCH_BTHREAD_H

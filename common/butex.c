@@ -119,6 +119,8 @@ void butex_destroy(void *p)
     spin_unlock(&free_lock);
 }
 
+void butex_atfork_child(void) { spin_init(&free_lock); }
+
 int butex_waiting(void *p)
 {
     butex_t *b = p;

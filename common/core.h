@@ -139,6 +139,10 @@ static inline bthread_t core_tid(const task_t *t)
 int futex_wait_private(_Atomic int *addr, int expected, const struct timespec *rel);
 int futex_wake_private(_Atomic int *addr, int n);
 
+/* In the child of a fork() (sched.c's atfork handler): key.c's and butex.c's locks as
+ * new, since a parent's thread may have held them. */
+void key_atfork_child(void);
+void butex_atfork_child(void);
 /* key.c: run the destructors of t's bthread-local values, or hand its table back to
  * its keytable pool (at task exit). */
 void key_run_destructors(task_t *t);

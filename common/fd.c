@@ -449,3 +449,25 @@ int bthread_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen)
 {
     return bthread_timed_connect(sockfd, addr, addrlen, NULL);
 }
+
+void bthread_fd_atfork_child_internal(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    fd_start_lock = m0;
+    const int ep = atomic_load_explicit(&fd_epfd, memory_order_relaxed); /* one thread */
+    if (ep >= 0) {
+        close(fd_stopfd);
+        close(ep);
+    }
+    fd_stopfd = -1;
+    atomic_store_explicit(&fd_epfd, -1, memory_order_relaxed);
+    for (int i = 0; i < FD_NBLOCKS; i++) {
+        fd_block_t *blk = atomic_load_explicit(&fd_table[i], memory_order_relaxed);
+        for (int j = 0; blk && j < FD_BLOCK_SIZE; j++) {
+            fd_entry_t *e = &blk->e[j];
+            spin_init(&e->lock);
+            atomic_store_explicit(&e->owner, NULL, memory_order_relaxed);
+            atomic_store_explicit(&e->waiters, 0, memory_order_relaxed);
+        }
+    }
+}

@@ -12,5 +12,9 @@
  * Weak: the core calls it only when fd.c is linked (a program that never waits on a
  * descriptor does not pull fd.c, and its thread, out of libbthread.a). */
 void bthread_fd_shutdown_internal(void) __attribute__((weak));
+/* In the child of a fork(): the dispatcher thread does not exist there, and its epoll
+ * instance is the parent's (shared): close the child's descriptors of it and forget the
+ * registrations, so the next wait starts a dispatcher of the child's own. */
+void bthread_fd_atfork_child_internal(void) __attribute__((weak));
 
 #endif /* SCHEDBENCH_FD_INTERNAL_H */

@@ -37,6 +37,14 @@
 
 static _Atomic int nspinning;
 
+/* At every start-up: the parking lot, and no spinner (a fork() child starts from the
+ * parent's count, which its spinners, gone there, never take back). */
+static inline int adaptive_setup(int n)
+{
+    atomic_store_explicit(&nspinning, 0, memory_order_relaxed);
+    return park_setup(n);
+}
+
 /* One spin phase, if fewer than half of the workers (at least one) spin: a task, or
  * NULL after ADAPTIVE_SPIN_NS (or when the spinners are too many). */
 static inline task_t *adaptive_spin(worker_t *w)
@@ -104,9 +112,11 @@ static inline void adaptive_watch(void)
     park_watch();
 }
 
+#undef IDLE_SETUP
 #undef IDLE_WAIT
 #undef IDLE_WAKE
 #undef IDLE_WATCH
+#define IDLE_SETUP(n) adaptive_setup(n)
 #define IDLE_WAIT(w) adaptive_wait(w)
 #define IDLE_WAKE(target) adaptive_wake(target)
 #define IDLE_WATCH() adaptive_watch()

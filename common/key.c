@@ -378,3 +378,9 @@ void bthread_keytable_pool_reserve(bthread_keytable_pool_t *pool, size_t nfree,
             break;
     }
 }
+
+void key_atfork_child(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    reg.lock = m0; /* keys stay; the parent's bthreads' tables are forgotten */
+}

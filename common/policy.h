@@ -151,7 +151,8 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 #error "variant.h defines no IDLE_WAIT / IDLE_WAKE / IDLE_WAKE_ALL (what an idle worker does, how it is woken): see common/policy.h"
 #endif
 /* IDLE_SETUP(n) -> int / IDLE_TEARDOWN(): the idling's global state, for up to n workers,
- * at start-up and shutdown. */
+ * at start-up and shutdown.  IDLE_SETUP makes all of it new, locks included: a fork()
+ * child starts its scheduler from the parent's state as the fork found it. */
 #ifndef IDLE_SETUP
 #define IDLE_SETUP(n) 0
 #endif

@@ -18,6 +18,19 @@ static struct global_queue {
     int waiting;
 } gq = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
+/* At every start-up: an empty queue and a new lock (a fork() child starts from the
+ * parent's, which a thread gone there may hold). */
+static inline int gq_setup(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    static const pthread_cond_t c0 = PTHREAD_COND_INITIALIZER;
+    gq.lock = m0;
+    gq.cond = c0;
+    gq.head = gq.tail = NULL;
+    gq.waiting = 0;
+    return 0;
+}
+
 static inline bool gq_push(task_t *t)
 {
     t->next = NULL;
@@ -83,6 +96,7 @@ static inline void gq_wake_all(void)
 #define RQ_EMPTY(w) true /* FIFO: a yield may always queue behind the rest, where all look */
 #define RQ_STEAL(victim, thief, moved) NULL
 #define REMOTE_SUBMIT(t) ((void)gq_push(t))
+#define IDLE_SETUP(n) gq_setup()
 #define IDLE_WAIT(w) gq_wait(w)
 #define IDLE_WAKE(target) ((void)(target)) /* gq_push signals by itself */
 #define IDLE_WAKE_ALL() gq_wake_all()

@@ -1611,8 +1611,76 @@ static void free_workers(void) /* under ctl.lock, no worker thread left */
     atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
 }
 
+/* ---- fork() ------------------------------------------------------------------------
+ * The contract: a child forked while the scheduler runs starts with none.  Its one
+ * thread (the one that forked) is a plain pthread, even if it forked inside a bthread;
+ * the parent's workers, timer and fd dispatcher threads do not exist there, and the
+ * parent's bthreads do not either: their ids read as ended (join returns 0 at once,
+ * interrupt ESRCH), and their memory (stacks, task slots, the worker array) is left as
+ * it is, unused.  The child's first bthread call starts a scheduler of its own.
+ * Before this, the child's first start + join hung (its task went to a worker that did
+ * not exist in the child).
+ *
+ * pthread_atfork handlers, registered at the first start-up: the parent holds ctl.lock
+ * across the fork (no start-up, growth or shutdown is half done in the child); the
+ * child makes every lock of common/ new (a thread of the parent may have held one) and
+ * forgets the scheduler. */
+static void atfork_prepare(void) { pthread_mutex_lock(&ctl.lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&ctl.lock); }
+
+static void atfork_child(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    ctl.lock = m0; /* held by this thread since atfork_prepare */
+    tls_worker = NULL;
+    if (atomic_load_explicit(&ctl.running, memory_order_relaxed)) {
+        /* every task of the parent ends here, for its ids: its slot's next version is
+         * recorded as if it had ended (pool_free_all without freeing: a parent's task
+         * slot or stack may be what this thread runs on) */
+        uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
+        for (uint32_t c = 0; c < n; c++) {
+            task_t *chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
+            _Atomic uint32_t *saved = atomic_load_explicit(&next_version[c],
+                                                           memory_order_relaxed);
+            for (uint32_t i = 0; i < SLOTS_PER_CHUNK; i++) {
+                uint32_t now = (uint32_t)atomic_load_explicit(&chunk[i].join_bx.value,
+                                                              memory_order_relaxed);
+                uint32_t v = atomic_load_explicit(&chunk[i].version, memory_order_relaxed);
+                if (now == v) /* alive in the parent: ended here */
+                    now = v == UINT32_MAX ? VERSION_RETIRED : v + 1;
+                atomic_store_explicit(&saved[i], now, memory_order_relaxed);
+            }
+        }
+        atomic_store_explicit(&nchunks, 0, memory_order_relaxed);
+        ctl.workers = NULL;
+        nsetup = 0;
+        atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
+        atomic_store_explicit(&ctl.stopping, false, memory_order_relaxed);
+        atomic_store_explicit(&ctl.running, 0, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&pool_generation, 1, memory_order_relaxed);
+    spin_init(&pool.lock);
+    pool.free = pool.batches = NULL;
+    pool.arrays = pool.spare = pool.all = NULL;
+    spin_init(&stackless.lock);
+    stackless.head = stackless.tail = NULL;
+    atomic_store_explicit(&stackless.n, 0, memory_order_relaxed);
+    atomic_store_explicit(&stackless.retry_armed, false, memory_order_relaxed);
+    atomic_store_explicit(&nblocked, 0, memory_order_relaxed);
+    stack_atfork_child();
+    timer_atfork_child();
+    key_atfork_child();
+    butex_atfork_child();
+    if (bthread_fd_atfork_child_internal)
+        bthread_fd_atfork_child_internal();
+}
+
 static int start_locked(void)
 {
+    static bool atfork_registered; /* under ctl.lock */
+    if (!atfork_registered &&
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child) == 0)
+        atfork_registered = true;
     int n = ctl.configured > 0 ? ctl.configured : default_workers();
     /* the whole array at once: it never moves while workers run (see ctl) */
     ctl.workers = aligned_alloc(CACHELINE, BTHREAD_MAX_CONCURRENCY * sizeof(worker_t));

@@ -35,6 +35,9 @@ static inline void spin_lock(spinlock_t *l)
         backoff(r);
 }
 
+/* As new: for a fork() child, where a thread of the parent may have held it. */
+static inline void spin_init(spinlock_t *l) { atomic_store_explicit(&l->v, 0, memory_order_relaxed); }
+
 static inline void spin_unlock(spinlock_t *l)
 {
     /* release: the critical section's writes are visible to the next owner */

@@ -498,3 +498,13 @@ void stack_test_inject(unsigned fail_mmap, unsigned fail_mprotect, bool slab_fai
 }
 
 void stack_test_set_budget(uint64_t b) { atomic_store_explicit(&budget_override, b, memory_order_relaxed); }
+
+void stack_atfork_child(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    spin_init(&lock);
+    config_lock = m0;
+    for (int c = 0; c < STACK_NCLASS; c++)
+        has_reserve[c] = reserved[c] != NULL; /* one handed out is gone with its task */
+    atomic_store_explicit(&scarce, false, memory_order_relaxed);
+}

@@ -67,6 +67,10 @@ void stack_put(sb_stack_t *s);
 void stack_shutdown(void);
 /* Move this thread's cache to the shared lists (a worker exiting). */
 void stack_flush_thread_cache(void);
+/* In the child of a fork(): the locks as new (a parent's thread may have held them);
+ * the stacks the parent's tasks held stay mapped and are forgotten, a reserve one of
+ * them held included (the next start-up makes a new one). */
+void stack_atfork_child(void);
 
 /* The pool-miss path alone (harness/bench/bench_stack.c measures it): a new stack in a
  * map of its own, made as stack_get makes one when its pools are empty (guard, populated

@@ -217,3 +217,16 @@ void timer_shutdown(void)
     tm.started = false;
     pthread_mutex_unlock(&tm.lock);
 }
+
+void timer_atfork_child(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    static const pthread_cond_t c0 = PTHREAD_COND_INITIALIZER;
+    tm.lock = m0; /* another thread of the parent may have held it */
+    tm.cond = c0;
+    tm.done = c0;
+    tm.nslots = tm.nheap = 0;
+    tm.free_head = -1;
+    tm.running = 0;
+    tm.started = tm.stop = false;
+}

@@ -17,5 +17,9 @@ uint64_t timer_add(const struct timespec *abstime, void (*fn)(void *), void *arg
 int timer_del(uint64_t id);
 /* Stop the timer thread (bthread_shutdown); the next timer_add starts it again. */
 void timer_shutdown(void);
+/* In the child of a fork(): no timer thread exists there, and the parent's timers are
+ * its waiters' (gone): forget them (their memory is kept for reuse); the next
+ * timer_add starts a thread. */
+void timer_atfork_child(void);
 
 #endif /* SCHEDBENCH_TIMER_H */
