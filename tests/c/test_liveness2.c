@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bthread.h"
+#include "butex.h"
 
 #include "thread_checks.h"
 
@@ -112,9 +113,9 @@ Test(liveness2, yield_wakes_an_idle_worker_for_the_requeued_task, .timeout = 30)
         cr_assert_eq(pipe(y.pipefd), 0);
         bthread_t z, t;
         cr_assert_eq(bthread_start_background(&z, NULL, z_blocks, &y), 0);
-        while (!atomic_load(&y.z_waiting))
+        while (!butex_waiting(y.sem.butex)) /* Z sleeps in sem_wait */
             usleep(1000);
-        usleep(20000); /* Z sleeps in sem_wait; both workers idle */
+        usleep(20000); /* and both workers idle */
         cr_assert_eq(bthread_start_background(&t, NULL, y_yields, &y), 0);
         cr_assert_eq(bthread_join(t, NULL), 0);
         cr_assert_eq(bthread_join(z, NULL), 0);
@@ -229,9 +230,8 @@ Test(liveness2, woken_task_runs_while_the_active_worker_blocks, .timeout = 60)
     cr_assert_eq(pipe(s.pipefd), 0);
     bthread_t a, b;
     cr_assert_eq(bthread_start_background(&b, NULL, runnext_b, &s), 0);
-    while (!atomic_load(&s.b_waiting))
+    while (!butex_waiting(s.sem.butex)) /* B sleeps in sem_wait */
         usleep(1000);
-    usleep(20000); /* B sleeps in sem_wait */
     cr_assert_eq(bthread_start_background(&a, NULL, runnext_a, &s), 0);
     cr_assert_eq(bthread_join(a, NULL), 0);
     cr_assert_eq(bthread_join(b, NULL), 0);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bthread.h"
+#include "butex.h"
 #include "stack.h" /* stack_test_inject */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SB_UNDER_TSAN)
@@ -100,7 +101,8 @@ static void *waker_a(void *p)
         atomic_store(&s->a_same, 1);
         return NULL;
     }
-    bthread_usleep(20000); /* B is surely asleep in sem_wait by now */
+    while (!butex_waiting(s->sem.butex)) /* B sleeps in sem_wait */
+        bthread_usleep(1000);
     cr_assert_eq(bthread_sem_post(&s->sem), 0);
     switch (s->kind) {
     case BLOCK_READ: { /* a deadlock unless another worker runs B */
