@@ -442,7 +442,7 @@ typedef struct {
 /* size and conflict_size are unused (as in brpc).  0. */
 int bthread_id_list_init(bthread_id_list_t *list, unsigned size, unsigned conflict_size);
 void bthread_id_list_destroy(bthread_id_list_t *list);
-/* 0, ENOMEM, EAGAIN (more than 100000 live ids in the list, brpc's bound). */
+/* 0, ENOMEM, EAGAIN (the list already holds 100000 ids that are alive: brpc's bound). */
 int bthread_id_list_add(bthread_id_list_t *list, bthread_id_t id);
 void bthread_id_list_swap(bthread_id_list_t *dest, bthread_id_list_t *src);
 /* Issue error_code to every id of the list that is alive (on_error may run here, in the

@@ -621,7 +621,8 @@ typedef struct id_array {
 } id_array_t;
 
 /* Not thread-safe (the list's owner).  Append x; when full, first drop the entries that
- * `gone` says ended, and grow only if more than half are left (the header). */
+ * `gone` says ended, and grow only if more than half are left (the header), up to
+ * LIST_MAX_ENTRIES entries: EAGAIN when that many are alive. */
 static int array_add(id_array_t *a, uint64_t x, bool (*gone)(uint64_t))
 {
     if (a->n == a->cap) {
@@ -630,10 +631,12 @@ static int array_add(id_array_t *a, uint64_t x, bool (*gone)(uint64_t))
             if (!gone(a->v[i]))
                 a->v[k++] = a->v[i];
         a->n = k;
-        if (k > a->cap / 2 || a->cap == 0) {
-            const size_t cap = a->cap ? 2 * a->cap : 16;
-            if (k >= LIST_MAX_ENTRIES)
-                return EAGAIN;
+        if (k == LIST_MAX_ENTRIES)
+            return EAGAIN;
+        if ((k > a->cap / 2 || a->cap == 0) && a->cap < LIST_MAX_ENTRIES) {
+            size_t cap = a->cap ? 2 * a->cap : 16;
+            if (cap > LIST_MAX_ENTRIES)
+                cap = LIST_MAX_ENTRIES;
             uint64_t *v = realloc(a->v, cap * sizeof *v);
             if (!v)
                 return ENOMEM;
