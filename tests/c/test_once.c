@@ -219,14 +219,17 @@ Test(once, routine_may_block_and_use_other_flags, .timeout = 30)
 static bthread_once_t g_flags[NFLAGS]; /* zeroed: as good as BTHREAD_ONCE_INIT */
 static _Atomic int g_flag_runs[NFLAGS];
 static _Atomic int g_next_flag;
-/* Which flag the routine now running belongs to (a routine takes no argument).  Set by
- * the caller just before bthread_once: the winner runs the routine before anything in
- * bthread_once can block, so its thread is still the one that set it. */
-static _Thread_local int tl_flag;
+/* Which flag the routine now running belongs to (a routine takes no argument): set by
+ * the caller in bthread-local storage just before bthread_once.  Not a _Thread_local: a
+ * bthread that blocked in an earlier bthread_once may go on on another worker, and the
+ * compiler may keep using the first worker's address of a thread-local (bthread.h says
+ * the same of errno). */
+static bthread_key_t g_flag_key;
 
 static void count_flag_run(void)
 {
-    atomic_fetch_add_explicit(&g_flag_runs[tl_flag], 1, memory_order_relaxed);
+    const int i = (int)(intptr_t)bthread_getspecific(g_flag_key);
+    atomic_fetch_add_explicit(&g_flag_runs[i], 1, memory_order_relaxed);
     bthread_yield();
 }
 
@@ -238,7 +241,7 @@ static void *walk_flags(void *unused)
     const int start = atomic_fetch_add_explicit(&g_next_flag, 97, memory_order_relaxed);
     for (int k = 0; k < NFLAGS; k++) {
         const int i = (start + k) % NFLAGS;
-        tl_flag = i;
+        CHECK(bthread_setspecific(g_flag_key, (void *)(intptr_t)i) == 0);
         CHECK(bthread_once(&g_flags[i], count_flag_run) == 0);
         CHECK(atomic_load_explicit(&g_flag_runs[i], memory_order_relaxed) == 1);
     }
@@ -247,6 +250,7 @@ static void *walk_flags(void *unused)
 
 Test(once, many_flags_raced_by_many_callers_each_run_once, .timeout = 60)
 {
+    cr_assert_eq(bthread_key_create(&g_flag_key, NULL), 0);
     run_mixed(16, 4, walk_flags, NULL);
     assert_no_failures();
     for (int i = 0; i < NFLAGS; i++)
