@@ -181,6 +181,36 @@ static void slot_give_back(uint32_t index, id_slot_t *s)
     spin_unlock(&table.lock);
 }
 
+/* Any thread: the id's slot, its lock taken, if the id is alive; else NULL (EINVAL). */
+static id_slot_t *lock_alive(bthread_id_t id)
+{
+    id_slot_t *s = slot_of(id);
+    if (!s)
+        return NULL;
+    spin_lock(&s->lock);
+    if (alive(s, version_of(id)))
+        return s;
+    spin_unlock(&s->lock);
+    return NULL;
+}
+
+/* The holder's calls: the slot, its lock taken, if the id is alive and locked; else
+ * NULL and *rc = EINVAL (not alive) or EPERM (not locked; brpc also logs it). */
+static id_slot_t *lock_held(bthread_id_t id, int *rc)
+{
+    id_slot_t *s = lock_alive(id);
+    if (!s) {
+        *rc = EINVAL;
+        return NULL;
+    }
+    if (word_get(s->lock_bx) == s->first_ver) {
+        spin_unlock(&s->lock);
+        *rc = EPERM;
+        return NULL;
+    }
+    return s;
+}
+
 /* ---- create ------------------------------------------------------------------------ */
 
 static int id_create(bthread_id_t *id, void *data, bthread_id_on_error_t on_error,
@@ -256,12 +286,11 @@ int bthread_id_create_text(bthread_id_t *id, void *data, bthread_id_on_error_tex
 int bthread_id_lock_and_reset_range_verbose(bthread_id_t id, void **pdata, int range,
                                             const char *location)
 {
-    id_slot_t *s = slot_of(id);
+    id_slot_t *s = lock_alive(id);
     if (!s)
         return EINVAL;
     const uint32_t v = version_of(id);
     bool slept = false;
-    spin_lock(&s->lock);
     while (alive(s, v)) {
         const uint32_t w = word_get(s->lock_bx);
         if (w == s->first_ver) {
@@ -303,14 +332,9 @@ int bthread_id_lock_verbose(bthread_id_t id, void **pdata, const char *location)
 
 int bthread_id_trylock(bthread_id_t id, void **pdata)
 {
-    id_slot_t *s = slot_of(id);
+    id_slot_t *s = lock_alive(id);
     if (!s)
         return EINVAL;
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
-        return EINVAL;
-    }
     if (word_get(s->lock_bx) != s->first_ver) {
         spin_unlock(&s->lock);
         return EBUSY;
@@ -345,19 +369,11 @@ static int run_error(error_call_t c, bthread_id_t id, int error_code, const char
 
 int bthread_id_unlock(bthread_id_t id)
 {
-    id_slot_t *s = slot_of(id);
+    int rc;
+    id_slot_t *s = lock_held(id, &rc);
     if (!s)
-        return EINVAL;
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
-        return EINVAL;
-    }
+        return rc;
     const uint32_t w = word_get(s->lock_bx);
-    if (w == s->first_ver) {
-        spin_unlock(&s->lock);
-        return EPERM;
-    }
     pending_error_t *e = s->pending_head;
     if (e) { /* the holder now runs the oldest pending error, still holding the lock */
         if (!(s->pending_head = e->next))
@@ -365,7 +381,7 @@ int bthread_id_unlock(bthread_id_t id)
         s->lock_location = e->location;
         const error_call_t c = error_call_of(s);
         spin_unlock(&s->lock);
-        const int rc = run_error(c, e->id, e->error_code, e->text);
+        rc = run_error(c, e->id, e->error_code, e->text);
         free(e);
         return rc;
     }
@@ -379,25 +395,20 @@ int bthread_id_unlock(bthread_id_t id)
     return 0;
 }
 
-/* Under s->lock: end the living entity (both words to its end, no version matches).
- * Returns its pending errors, to free after the lock. */
-static pending_error_t *end_entity(id_slot_t *s)
+/* Under s->lock, which it releases: end the living entity (both words to its end, so no
+ * version of it matches), wake every sleeper, drop its pending errors, and give the slot
+ * back, unless its versions are used up (the header: retired). */
+static void end_entity_and_unlock(id_slot_t *s, uint32_t index)
 {
     const uint32_t end = end_ver(s);
     word_set(s->lock_bx, end);
     word_set(s->join_bx, end);
     s->first_ver = s->locked_ver = end;
-    pending_error_t *p = s->pending_head;
+    pending_error_t *dropped = s->pending_head;
     s->pending_head = s->pending_tail = NULL;
     s->data = NULL;
-    return p;
-}
-
-/* After end_entity and the slot lock: wake every sleeper, free the dropped errors, and
- * give the slot back, unless its versions are used up (the header: retired). */
-static void after_end(uint32_t index, id_slot_t *s, pending_error_t *dropped, uint32_t end)
-{
-    butex_wake_all(s->lock_bx);
+    spin_unlock(&s->lock);
+    butex_wake_all(s->lock_bx); /* lockers find their version dead: EINVAL */
     butex_wake_all(s->join_bx);
     while (dropped) {
         pending_error_t *next = dropped->next;
@@ -410,43 +421,25 @@ static void after_end(uint32_t index, id_slot_t *s, pending_error_t *dropped, ui
 
 int bthread_id_unlock_and_destroy(bthread_id_t id)
 {
-    id_slot_t *s = slot_of(id);
+    int rc;
+    id_slot_t *s = lock_held(id, &rc);
     if (!s)
-        return EINVAL;
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
-        return EINVAL;
-    }
-    if (word_get(s->lock_bx) == s->first_ver) {
-        spin_unlock(&s->lock);
-        return EPERM;
-    }
-    pending_error_t *dropped = end_entity(s);
-    const uint32_t end = s->first_ver;
-    spin_unlock(&s->lock);
-    after_end(slot_index(id), s, dropped, end);
+        return rc;
+    end_entity_and_unlock(s, slot_index(id));
     return 0;
 }
 
 int bthread_id_cancel(bthread_id_t id)
 {
-    id_slot_t *s = slot_of(id);
+    id_slot_t *s = lock_alive(id);
     if (!s)
         return EINVAL;
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
-        return EINVAL;
-    }
     if (word_get(s->lock_bx) != s->first_ver) {
         spin_unlock(&s->lock);
         return EPERM;
     }
-    pending_error_t *dropped = end_entity(s); /* none: errors queue only while locked */
-    const uint32_t end = s->first_ver;
-    spin_unlock(&s->lock);
-    after_end(slot_index(id), s, dropped, end);
+    /* No errors are pending: they queue only while the id is locked. */
+    end_entity_and_unlock(s, slot_index(id));
     return 0;
 }
 
@@ -482,14 +475,10 @@ int bthread_id_join(bthread_id_t id)
 int bthread_id_error_text_verbose(bthread_id_t id, int error_code, const char *error_text,
                                   const char *location)
 {
-    id_slot_t *s = slot_of(id);
-    if (!s)
-        return EINVAL;
     pending_error_t *e = NULL; /* made only once the id is found locked */
     for (;;) {
-        spin_lock(&s->lock);
-        if (!alive(s, version_of(id))) {
-            spin_unlock(&s->lock);
+        id_slot_t *s = lock_alive(id);
+        if (!s) {
             free(e);
             return EINVAL;
         }
@@ -526,19 +515,11 @@ int bthread_id_error_verbose(bthread_id_t id, int error_code, const char *locati
 
 int bthread_id_about_to_destroy(bthread_id_t id)
 {
-    id_slot_t *s = slot_of(id);
+    int rc;
+    id_slot_t *s = lock_held(id, &rc);
     if (!s)
-        return EINVAL;
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
-        return EINVAL;
-    }
+        return rc;
     const uint32_t w = word_get(s->lock_bx);
-    if (w == s->first_ver) {
-        spin_unlock(&s->lock);
-        return EPERM;
-    }
     word_set(s->lock_bx, unlockable_ver(s));
     void *bx = s->lock_bx;
     spin_unlock(&s->lock);
@@ -562,18 +543,13 @@ uint32_t bthread_id_value(bthread_id_t id)
 
 int bthread_id_describe(bthread_id_t id, char *buf, size_t n)
 {
-    id_slot_t *s = slot_of(id);
-    if (!s)
-        return snprintf(buf, n, "invalid id %llu (no such slot)", (unsigned long long)id.value);
     /* A copy under the lock; at most SHOWN pending errors are named. */
     enum { SHOWN = 4 };
     int shown_code[SHOWN];
     const char *shown_location[SHOWN];
-    spin_lock(&s->lock);
-    if (!alive(s, version_of(id))) {
-        spin_unlock(&s->lock);
+    id_slot_t *s = lock_alive(id);
+    if (!s)
         return snprintf(buf, n, "invalid id %llu (not alive)", (unsigned long long)id.value);
-    }
     const uint32_t first = s->first_ver, range = s->locked_ver - s->first_ver;
     const uint32_t w = word_get(s->lock_bx);
     const bool contended = w == contended_ver(s), unlockable = w == unlockable_ver(s);
@@ -658,14 +634,10 @@ static void array_free(id_array_t *a)
 
 static bool id_gone(uint64_t x)
 {
-    const bthread_id_t id = {x};
-    id_slot_t *s = slot_of(id);
-    if (!s)
-        return true;
-    spin_lock(&s->lock);
-    const bool g = !alive(s, version_of(id));
-    spin_unlock(&s->lock);
-    return g;
+    id_slot_t *s = lock_alive((bthread_id_t){x});
+    if (s)
+        spin_unlock(&s->lock);
+    return s == NULL;
 }
 
 int bthread_id_list_init(bthread_id_list_t *list, unsigned size, unsigned conflict_size)

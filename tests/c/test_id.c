@@ -284,14 +284,12 @@ Test(id, error_texts_reach_on_error, .timeout = 10)
 
 typedef struct lock_attempt {
     bthread_id_t id;
-    _Atomic int started;
     int expect;
 } lock_attempt_t;
 
 static void *lock_expecting(void *p)
 {
     lock_attempt_t *a = p;
-    atomic_fetch_add_explicit(&a->started, 1, memory_order_relaxed);
     const int rc = bthread_id_lock(a->id, NULL);
     CHECK(rc == a->expect);
     if (rc == 0)
@@ -299,19 +297,28 @@ static void *lock_expecting(void *p)
     return NULL;
 }
 
-Test(id, about_to_destroy_fails_waiting_and_later_lockers, .timeout = 10)
+/* Lock a new id, start 3 bthreads and 2 pthreads that lock it too, wait until one of
+ * them sleeps, apply `act` to the id, and check that every locker got `expect` (woken
+ * with it, or finding it so).  Returns the id. */
+static bthread_id_t lockers_meet(int (*act)(bthread_id_t), int expect)
 {
     bthread_id_t id;
     cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
     cr_assert_eq(bthread_id_lock(id, NULL), 0);
-    lock_attempt_t a = {.id = id, .expect = EPERM};
+    lock_attempt_t a = {.id = id, .expect = expect};
     bthread_t bt[3];
     pthread_t pt[2];
     start_mixed(3, 2, bt, pt, lock_expecting, &a);
-    wait_contended(id, 1); /* at least one sleeps in bthread_id_lock */
-    cr_assert_eq(bthread_id_about_to_destroy(id), 0);
-    join_mixed(3, 2, bt, pt); /* woken with EPERM, or found it so */
+    wait_contended(id, 1);
+    cr_assert_eq(act(id), 0);
+    join_mixed(3, 2, bt, pt);
     assert_no_failures();
+    return id;
+}
+
+Test(id, about_to_destroy_fails_waiting_and_later_lockers, .timeout = 10)
+{
+    const bthread_id_t id = lockers_meet(bthread_id_about_to_destroy, EPERM);
     cr_assert_eq(bthread_id_trylock(id, NULL), EBUSY);
     cr_assert_eq(bthread_id_value(id), version(id) + 3); /* locked + 2 */
     char buf[256];
@@ -354,7 +361,10 @@ static void *joiner(void *p)
     return NULL;
 }
 
-Test(id, cancel_ends_an_unused_id_and_its_joiners, .timeout = 10)
+/* Start 3 bthreads and 2 pthreads that join a new id, wait until each is about to join,
+ * and apply `end` to the id: it must end it, and set *destroyed just before.  Every
+ * joiner checks that it returned after that.  Returns the id. */
+static bthread_id_t joiners_meet(int (*end)(bthread_id_t id, _Atomic int *destroyed))
 {
     bthread_id_t id;
     cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
@@ -364,31 +374,39 @@ Test(id, cancel_ends_an_unused_id_and_its_joiners, .timeout = 10)
     start_mixed(3, 2, bt, pt, joiner, &j);
     while (atomic_load(&j.arrived) < 5)
         bthread_yield();
-    atomic_store_explicit(&j.destroyed, 1, memory_order_relaxed);
-    cr_assert_eq(bthread_id_cancel(id), 0);
+    cr_assert_eq(end(id, &j.destroyed), 0);
     join_mixed(3, 2, bt, pt);
     assert_no_failures();
+    return id;
+}
+
+static int cancel_it(bthread_id_t id, _Atomic int *destroyed)
+{
+    /* relaxed: the joiners read it after the id's end, which orders it. */
+    atomic_store_explicit(destroyed, 1, memory_order_relaxed);
+    return bthread_id_cancel(id);
+}
+
+Test(id, cancel_ends_an_unused_id_and_its_joiners, .timeout = 10)
+{
+    const bthread_id_t id = joiners_meet(cancel_it);
     cr_assert_eq(bthread_id_value(id), version(id) + 4);
     cr_assert_eq(bthread_id_lock(id, NULL), EINVAL);
 }
 
+/* Lock and unlock (which ends no join), then lock and destroy. */
+static int use_then_destroy(bthread_id_t id, _Atomic int *destroyed)
+{
+    cr_assert_eq(bthread_id_lock(id, NULL), 0);
+    cr_assert_eq(bthread_id_unlock(id), 0);
+    cr_assert_eq(bthread_id_lock(id, NULL), 0);
+    atomic_store_explicit(destroyed, 1, memory_order_relaxed); /* as cancel_it */
+    return bthread_id_unlock_and_destroy(id);
+}
+
 Test(id, join_waits_for_the_destroy, .timeout = 10)
 {
-    bthread_id_t id;
-    cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
-    joiner_arg_t j = {.id = id, .expect = 0};
-    bthread_t bt[4];
-    pthread_t pt[2];
-    start_mixed(4, 2, bt, pt, joiner, &j);
-    while (atomic_load(&j.arrived) < 6)
-        bthread_yield();
-    cr_assert_eq(bthread_id_lock(id, NULL), 0);
-    cr_assert_eq(bthread_id_unlock(id), 0); /* an unlock ends no join */
-    cr_assert_eq(bthread_id_lock(id, NULL), 0);
-    atomic_store_explicit(&j.destroyed, 1, memory_order_relaxed);
-    cr_assert_eq(bthread_id_unlock_and_destroy(id), 0);
-    join_mixed(4, 2, bt, pt);
-    assert_no_failures();
+    joiners_meet(use_then_destroy);
 }
 
 Test(id, lock_and_reset_range_widens_only, .timeout = 10)
@@ -416,17 +434,8 @@ Test(id, lock_and_reset_range_widens_only, .timeout = 10)
 
 Test(id, destroy_wakes_waiting_lockers_with_einval, .timeout = 10)
 {
-    bthread_id_t id;
-    cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
-    cr_assert_eq(bthread_id_lock(id, NULL), 0);
-    lock_attempt_t a = {.id = id, .expect = EINVAL};
-    bthread_t bt[3];
-    pthread_t pt[2];
-    start_mixed(3, 2, bt, pt, lock_expecting, &a);
-    wait_contended(id, 1);
-    cr_assert_eq(bthread_id_unlock_and_destroy(id), 0);
-    join_mixed(3, 2, bt, pt);
-    assert_no_failures();
+    const bthread_id_t id = lockers_meet(bthread_id_unlock_and_destroy, EINVAL);
+    cr_assert_eq(bthread_id_join(id), 0);
 }
 
 /* ---- id lists ---------------------------------------------------------------------- */

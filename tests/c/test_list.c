@@ -20,6 +20,17 @@ TestSuite(list, .init = setup);
 
 static _Atomic int g_done;
 
+/* A list of n bthreads running fn(arg). */
+static void start_listed(bthread_list_t *list, int n, void *(*fn)(void *), void *arg)
+{
+    cr_assert_eq(bthread_list_init(list, 0, 0), 0);
+    for (int i = 0; i < n; i++) {
+        bthread_t t;
+        cr_assert_eq(bthread_start_urgent(&t, NULL, fn, arg), 0);
+        cr_assert_eq(bthread_list_add(list, t), 0);
+    }
+}
+
 static void *sleep_then_count(void *us)
 {
     bthread_usleep((uint64_t)(uintptr_t)us); /* the task's work: brpc's test sleeps too */
@@ -29,14 +40,9 @@ static void *sleep_then_count(void *us)
 
 Test(list, join_waits_for_every_bthread, .timeout = 20)
 {
-    bthread_list_t list;
-    cr_assert_eq(bthread_list_init(&list, 0, 0), 0);
     enum { N = 10 };
-    for (int i = 0; i < N; i++) {
-        bthread_t t;
-        cr_assert_eq(bthread_start_urgent(&t, NULL, sleep_then_count, (void *)10000), 0);
-        cr_assert_eq(bthread_list_add(&list, t), 0);
-    }
+    bthread_list_t list;
+    start_listed(&list, N, sleep_then_count, (void *)10000);
     cr_assert_eq(bthread_list_join(&list), 0);
     cr_assert_eq(atomic_load(&g_done), N);
     cr_assert_eq(bthread_list_join(&list), 0); /* emptied by the join */
@@ -46,15 +52,12 @@ Test(list, join_waits_for_every_bthread, .timeout = 20)
 Test(list, a_destroyed_list_is_invalid, .timeout = 20)
 {
     bthread_list_t list;
-    cr_assert_eq(bthread_list_init(&list, 0, 0), 0);
-    bthread_t t;
-    cr_assert_eq(bthread_start_urgent(&t, NULL, sleep_then_count, (void *)1000), 0);
-    cr_assert_eq(bthread_list_add(&list, t), 0);
+    start_listed(&list, 1, sleep_then_count, (void *)1000);
     cr_assert_eq(bthread_list_join(&list), 0);
     bthread_list_destroy(&list);
     cr_assert_eq(bthread_list_join(&list), EINVAL);
     cr_assert_eq(bthread_list_stop(&list), EINVAL);
-    cr_assert_eq(bthread_list_add(&list, t), EINVAL);
+    cr_assert_eq(bthread_list_add(&list, bthread_self() + 1), EINVAL);
     cr_assert_eq(bthread_list_join(NULL), EINVAL);
 }
 
@@ -70,14 +73,9 @@ static void *sleep_until_stopped(void *unused)
 
 Test(list, stop_interrupts_and_marks_every_bthread, .timeout = 20)
 {
-    bthread_list_t list;
-    cr_assert_eq(bthread_list_init(&list, 0, 0), 0);
     enum { N = 8 };
-    for (int i = 0; i < N; i++) {
-        bthread_t t;
-        cr_assert_eq(bthread_start_background(&t, NULL, sleep_until_stopped, NULL), 0);
-        cr_assert_eq(bthread_list_add(&list, t), 0);
-    }
+    bthread_list_t list;
+    start_listed(&list, N, sleep_until_stopped, NULL);
     /* A stop before a bthread sleeps still counts: it is marked, and bthread_usleep of
      * a stopped bthread returns at once (bthread.h). */
     cr_assert_eq(bthread_list_stop(&list), 0);
