@@ -421,8 +421,11 @@ int bthread_id_error_text_verbose(bthread_id_t id, int error_code, const char *e
                                   const char *location);
 /* EXTENSION (brpc's internal bthread::id_value and id_status, which its tests read; C++:
  * bthread.hpp offers them under those names).  The id's lock word: its first version
- * while unlocked, first + range when locked (+1 contended, +2 about to destroy), and the
- * next entity's first version once destroyed; 0 for a slot never handed out. */
+ * while unlocked, first + range when locked (+1 while lockers wait, +2 about to
+ * destroy), and the next entity's first version once destroyed; 0 for a slot never handed
+ * out.  brpc: "+1" once the holder itself had waited, and a locker on its way to sleep
+ * can be lost when another widens the range by one; here a count of the waiting lockers
+ * decides the wake-ups (common/id.c). */
 uint32_t bthread_id_value(bthread_id_t id);
 /* The id's state in words (first id, range, lock state and where it was locked, pending
  * errors, data), or that it is not alive.  Length as snprintf. */

@@ -26,21 +26,30 @@
  * butexes only so that lockers and joiners can sleep on them, and they follow sync.c's
  * rule: change the word (under `lock`), release `lock`, then wake; a sleeper reads the
  * word under `lock`, releases it, and butex_wait()s on exactly that value, which the
- * butex re-checks under its own lock, so no wake-up is lost:
- *   - lock: unlocked -> take it; locked -> mark contended and sleep on the contended
- *     value; about to destroy -> EPERM.  A locker that has slept takes the lock as
- *     contended, so its unlock wakes the next sleeper (the chain of sync.c's mutex).
+ * butex re-checks under its own lock.
+ *   - lock: unlocked -> take it (contended if others sleep); locked -> count ourselves
+ *     in `sleepers`, mark it contended, sleep; about to destroy -> EPERM.
  *   - unlock: a pending error keeps the lock and runs on_error; otherwise back to
- *     first_ver, and one sleeper is woken if the word said contended.
+ *     first_ver, and one sleeper is woken if `sleepers` says there is one.
  *   - destroy: both words to the end, every sleeper woken; they find their version dead
- *     (EINVAL for lockers, 0 for joiners), even if the slot holds a new entity by then
- *     (the contended value a locker slept on is never seen again: versions only grow).
+ *     (EINVAL for lockers, 0 for joiners), even if the slot holds a new entity by then.
+ * Why a count and not the word's value (brpc wakes when the word says contended): the
+ * values move when a lock widens the range (locked = first + range), so widening by one
+ * makes the new "locked" equal the old "contended".  A locker that read the old value
+ * and is on its way into butex_wait then falls asleep under a holder whose word says
+ * uncontended, and nothing wakes it (test_id.c's widening test hangs that way).  With
+ * the count, any unlock after a locker counted itself wakes one sleeper; a wake-up that
+ * comes before that locker is queued finds the word changed (unlock sets first_ver), or
+ * a new holder that also sees the count, so each unlock passes the lock on.  A locker
+ * that was counted for an entity that is destroyed meanwhile leaves the count when it
+ * comes back, so the slot's next entity sees at most a spurious wake-up.
  * The slot lock is also the lock's memory order: the holder's writes to the data are
  * released when it unlocks the slot after storing first_ver, and acquired by the next
  * locker that takes the slot lock; the words themselves are therefore relaxed.
  *
  * Differences from brpc, each said in bthread.h: no wrap of versions (retired slots),
- * cancel wakes joiners, EINVAL from join for an id never created, and the error text is
+ * cancel wakes joiners, EINVAL from join for an id never created, the lock word says
+ * contended while lockers sleep (brpc: once the holder had slept), and the error text is
  * a C string (bthread.hpp turns it into brpc's std::string).
  *
  * Lists (brpc's ListOfABAFreeId keeps blocks and scatters conflicts): here a growing
@@ -76,6 +85,7 @@ typedef struct id_slot {
     uint32_t first_ver;  /* 0 = never used (no version matches) */
     uint32_t locked_ver; /* == first_ver while no entity lives here */
     uint32_t next_free;  /* free list: index + 1 of the next free slot (table.lock) */
+    uint32_t sleepers;   /* lockers between "going to sleep" and "back under the lock" */
     void *lock_bx;       /* the lock word (the header's table); NULL until first used */
     void *join_bx;       /* first_ver while alive, the end once destroyed */
     void *data;
@@ -179,6 +189,12 @@ static void slot_give_back(uint32_t index, id_slot_t *s)
     s->next_free = table.free_head;
     table.free_head = index + 1;
     spin_unlock(&table.lock);
+}
+
+/* Under s->lock: the word of a lock just taken, contended while others sleep. */
+static inline uint32_t taken_word(const id_slot_t *s)
+{
+    return s->sleepers ? contended_ver(s) : s->locked_ver;
 }
 
 /* Any thread: the id's slot, its lock taken, if the id is alive; else NULL (EINVAL). */
@@ -290,16 +306,13 @@ int bthread_id_lock_and_reset_range_verbose(bthread_id_t id, void **pdata, int r
     if (!s)
         return EINVAL;
     const uint32_t v = version_of(id);
-    bool slept = false;
     while (alive(s, v)) {
         const uint32_t w = word_get(s->lock_bx);
         if (w == s->first_ver) {
             if (range > 0 && range <= BTHREAD_ID_MAX_RANGE &&
                 s->first_ver + (uint32_t)range > s->locked_ver)
                 s->locked_ver = s->first_ver + (uint32_t)range;
-            /* Having slept, we cannot know whether others still sleep: contended, so
-             * that our unlock wakes one (the header). */
-            word_set(s->lock_bx, slept ? contended_ver(s) : s->locked_ver);
+            word_set(s->lock_bx, taken_word(s));
             s->lock_location = location;
             void *data = s->data;
             spin_unlock(&s->lock);
@@ -313,13 +326,19 @@ int bthread_id_lock_and_reset_range_verbose(bthread_id_t id, void **pdata, int r
         }
         const uint32_t expected = contended_ver(s);
         word_set(s->lock_bx, expected);
+        s->sleepers++;
         void *bx = s->lock_bx;
         spin_unlock(&s->lock);
-        slept = true;
+        int rc = 0; /* woken, interrupted, or the word moved on: look again */
         if (butex_wait(bx, (int)expected, NULL) != 0 && errno != EWOULDBLOCK &&
             errno != EINTR)
-            return errno;
+            rc = errno;
         spin_lock(&s->lock);
+        s->sleepers--;
+        if (rc != 0) {
+            spin_unlock(&s->lock);
+            return rc;
+        }
     }
     spin_unlock(&s->lock);
     return EINVAL;
@@ -339,7 +358,7 @@ int bthread_id_trylock(bthread_id_t id, void **pdata)
         spin_unlock(&s->lock);
         return EBUSY;
     }
-    word_set(s->lock_bx, s->locked_ver);
+    word_set(s->lock_bx, taken_word(s));
     s->lock_location = NULL;
     void *data = s->data;
     spin_unlock(&s->lock);
@@ -373,7 +392,6 @@ int bthread_id_unlock(bthread_id_t id)
     id_slot_t *s = lock_held(id, &rc);
     if (!s)
         return rc;
-    const uint32_t w = word_get(s->lock_bx);
     pending_error_t *e = s->pending_head;
     if (e) { /* the holder now runs the oldest pending error, still holding the lock */
         if (!(s->pending_head = e->next))
@@ -385,12 +403,11 @@ int bthread_id_unlock(bthread_id_t id)
         free(e);
         return rc;
     }
-    /* An about-to-destroy word had its sleepers sent away with EPERM: none to wake. */
-    const bool contended = w == contended_ver(s);
+    const bool wake = s->sleepers != 0; /* the header: a count, not the word's value */
     word_set(s->lock_bx, s->first_ver);
     void *bx = s->lock_bx;
     spin_unlock(&s->lock);
-    if (contended)
+    if (wake)
         butex_wake(bx); /* the slot may hold a new entity by now: a spurious wake-up */
     return 0;
 }
@@ -483,7 +500,7 @@ int bthread_id_error_text_verbose(bthread_id_t id, int error_code, const char *e
             return EINVAL;
         }
         if (word_get(s->lock_bx) == s->first_ver) { /* unlocked: lock it, run on_error */
-            word_set(s->lock_bx, s->locked_ver);
+            word_set(s->lock_bx, taken_word(s));
             s->lock_location = location;
             const error_call_t c = error_call_of(s);
             spin_unlock(&s->lock);
@@ -519,11 +536,11 @@ int bthread_id_about_to_destroy(bthread_id_t id)
     id_slot_t *s = lock_held(id, &rc);
     if (!s)
         return rc;
-    const uint32_t w = word_get(s->lock_bx);
+    const bool wake = s->sleepers != 0;
     word_set(s->lock_bx, unlockable_ver(s));
     void *bx = s->lock_bx;
     spin_unlock(&s->lock);
-    if (w == contended_ver(s))
+    if (wake)
         butex_wake_all(bx); /* they find it about to be destroyed: EPERM */
     return 0;
 }

@@ -640,6 +640,48 @@ Test(id_stress, lock_excludes_and_no_error_is_lost, .timeout = 120)
     cr_log_info("%ld locks, %ld errors", atomic_load(&s.locks), atomic_load(&s.errors));
 }
 
+/* Two lockers (a bthread and a pthread) that widen the range by one at every
+ * acquisition.  Each widening moves the lock word's values (locked = first + range), so
+ * the new "locked" is the old "contended" that the other locker, on its way to sleep,
+ * may still hold.  A lock whose wake-up depends on that value can let it sleep under a
+ * holder that does not know of it, and with two lockers nobody else comes to wake it: a
+ * hang.  The count must be exact. */
+#define WIDEN_ROUNDS 200
+
+typedef struct widening {
+    bthread_id_t id;
+    long counter; /* under the id's lock */
+    _Atomic int range;
+} widening_t;
+
+static void *widen_and_count(void *p)
+{
+    widening_t *w = p;
+    for (int i = 0; i < BTHREAD_ID_MAX_RANGE / 2 - 1; i++) {
+        const int r = 1 + atomic_fetch_add_explicit(&w->range, 1, memory_order_relaxed);
+        CHECK(bthread_id_lock_and_reset_range(w->id, NULL, r) == 0);
+        w->counter++;
+        CHECK(bthread_id_unlock(w->id) == 0);
+    }
+    return NULL;
+}
+
+Test(id_stress, widening_the_range_loses_no_sleeper, .timeout = 120)
+{
+    for (int round = 0; round < WIDEN_ROUNDS; round++) {
+        widening_t w = {.counter = 0, .range = 1};
+        cr_assert_eq(bthread_id_create(&w.id, NULL, NULL), 0);
+        bthread_t bt[1];
+        pthread_t pt[1];
+        start_mixed(1, 1, bt, pt, widen_and_count, &w);
+        join_mixed(1, 1, bt, pt);
+        cr_assert_eq(w.counter, 2L * (BTHREAD_ID_MAX_RANGE / 2 - 1));
+        cr_assert_eq(bthread_id_lock(w.id, NULL), 0);
+        cr_assert_eq(bthread_id_unlock_and_destroy(w.id), 0);
+    }
+    assert_no_failures();
+}
+
 /* Rounds of: an id, and lockers, error issuers and joiners racing on it until one error
  * (the kill) destroys it.  Everyone must end, lockers and issuers must see only 0 then
  * EINVAL, and the kill's on_error must run exactly once. */
