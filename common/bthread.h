@@ -300,15 +300,6 @@ int bthread_worker_placement(int worker, char *buf, size_t n);
  * bthread_id_t, the lock wrappers) in bthread.hpp.  Where the semantics differ from
  * brpc's, the comment says "brpc:". */
 
-/* pthread_mutex_t (bthread_id_list_reset_pthreadsafe) from a C header, not in C linkage. */
-#ifdef __cplusplus
-}
-#endif
-#include <pthread.h>
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* ---- once ------------------------------------------------------------------------- */
 
 /* A once flag: BTHREAD_ONCE_INIT, or zeroed memory (a global, calloc).  C++14 and later

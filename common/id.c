@@ -37,12 +37,12 @@
  * values move when a lock widens the range (locked = first + range), so widening by one
  * makes the new "locked" equal the old "contended".  A locker that read the old value
  * and is on its way into butex_wait then falls asleep under a holder whose word says
- * uncontended, and nothing wakes it (test_id.c's widening test hangs that way).  With
- * the count, any unlock after a locker counted itself wakes one sleeper; a wake-up that
- * comes before that locker is queued finds the word changed (unlock sets first_ver), or
- * a new holder that also sees the count, so each unlock passes the lock on.  A locker
- * that was counted for an entity that is destroyed meanwhile leaves the count when it
- * comes back, so the slot's next entity sees at most a spurious wake-up.
+ * uncontended, and nothing wakes it (the widening test of test_bthread_id.c hangs so).
+ * With the count, any unlock after a locker counted itself wakes one sleeper; a wake-up
+ * that comes before that locker is queued finds the word changed (unlock sets
+ * first_ver), or a new holder that also sees the count, so each unlock passes the lock
+ * on.  A locker that was counted for an entity that is destroyed meanwhile leaves the
+ * count when it comes back, so the slot's next entity sees at most a spurious wake-up.
  * The slot lock is also the lock's memory order: the holder's writes to the data are
  * released when it unlocks the slot after storing first_ver, and acquired by the next
  * locker that takes the slot lock; the words themselves are therefore relaxed.

@@ -1,5 +1,5 @@
 /*
- * test_id.c -- bthread_id_* and bthread_id_list_* (common/id.c), every variant.
+ * test_bthread_id.c -- bthread_id_* and bthread_id_list_* (common/id.c), every variant.
  *
  * The semantics, one test each: the version arithmetic brpc's users observe (lock word
  * = first version, +range when locked, +range+3 once destroyed), ranged ids, what a stale
@@ -28,9 +28,9 @@
 #include "thread_checks.h"
 
 static void setup(void) { cr_assert_eq(bthread_setconcurrency(2), 0); }
-TestSuite(id, .init = setup);
-TestSuite(id_list, .init = setup);
-TestSuite(id_stress, .init = setup);
+TestSuite(bthread_id, .init = setup);
+TestSuite(bthread_id_list, .init = setup);
+TestSuite(bthread_id_stress, .init = setup);
 
 static uint32_t version(bthread_id_t id) { return (uint32_t)id.value; }
 static bthread_id_t plus(bthread_id_t id, uint64_t k) { return (bthread_id_t){id.value + k}; }
@@ -113,7 +113,7 @@ static void *basics(void *unused)
     return NULL;
 }
 
-Test(id, lock_unlock_destroy_and_the_versions_brpc_shows, .timeout = 10)
+Test(bthread_id, lock_unlock_destroy_and_the_versions_brpc_shows, .timeout = 10)
 {
     basics(NULL);
     bthread_t b;
@@ -122,7 +122,7 @@ Test(id, lock_unlock_destroy_and_the_versions_brpc_shows, .timeout = 10)
     assert_no_failures();
 }
 
-Test(id, ranged_ids_name_one_entity, .timeout = 10)
+Test(bthread_id, ranged_ids_name_one_entity, .timeout = 10)
 {
     seen_error_t seen = {0};
     bthread_id_t id;
@@ -151,7 +151,7 @@ Test(id, ranged_ids_name_one_entity, .timeout = 10)
     cr_assert_eq(seen.calls, 1);
 }
 
-Test(id, ids_never_created_are_invalid, .timeout = 10)
+Test(bthread_id, ids_never_created_are_invalid, .timeout = 10)
 {
     cr_assert_eq(bthread_id_join(INVALID_BTHREAD_ID), EINVAL);
     cr_assert_eq(bthread_id_lock(INVALID_BTHREAD_ID, NULL), EINVAL);
@@ -188,7 +188,7 @@ static int log_and_unlock(bthread_id_t id, void *data, int error_code)
     return l->unlock_rc = bthread_id_unlock(id);
 }
 
-Test(id, errors_run_in_place_or_queue_for_the_holder_in_order, .timeout = 10)
+Test(bthread_id, errors_run_in_place_or_queue_for_the_holder_in_order, .timeout = 10)
 {
     error_log_t log = {.n = 0};
     bthread_id_t id;
@@ -219,7 +219,7 @@ Test(id, errors_run_in_place_or_queue_for_the_holder_in_order, .timeout = 10)
     cr_assert_eq(log.n, 200);
 }
 
-Test(id, default_on_error_destroys, .timeout = 10)
+Test(bthread_id, default_on_error_destroys, .timeout = 10)
 {
     bthread_id_t id;
     cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
@@ -252,7 +252,7 @@ static int log_text_and_unlock(bthread_id_t id, void *data, int error_code,
     return bthread_id_unlock(id);
 }
 
-Test(id, error_texts_reach_on_error, .timeout = 10)
+Test(bthread_id, error_texts_reach_on_error, .timeout = 10)
 {
     text_log_t log = {.calls = 0};
     int tag;
@@ -316,7 +316,7 @@ static bthread_id_t lockers_meet(int (*act)(bthread_id_t), int expect)
     return id;
 }
 
-Test(id, about_to_destroy_fails_waiting_and_later_lockers, .timeout = 10)
+Test(bthread_id, about_to_destroy_fails_waiting_and_later_lockers, .timeout = 10)
 {
     const bthread_id_t id = lockers_meet(bthread_id_about_to_destroy, EPERM);
     cr_assert_eq(bthread_id_trylock(id, NULL), EBUSY);
@@ -327,7 +327,7 @@ Test(id, about_to_destroy_fails_waiting_and_later_lockers, .timeout = 10)
     cr_assert_eq(bthread_id_unlock_and_destroy(id), 0);
 }
 
-Test(id, unlock_cancels_about_to_destroy, .timeout = 10)
+Test(bthread_id, unlock_cancels_about_to_destroy, .timeout = 10)
 {
     bthread_id_t id;
     cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
@@ -387,7 +387,7 @@ static int cancel_it(bthread_id_t id, _Atomic int *destroyed)
     return bthread_id_cancel(id);
 }
 
-Test(id, cancel_ends_an_unused_id_and_its_joiners, .timeout = 10)
+Test(bthread_id, cancel_ends_an_unused_id_and_its_joiners, .timeout = 10)
 {
     const bthread_id_t id = joiners_meet(cancel_it);
     cr_assert_eq(bthread_id_value(id), version(id) + 4);
@@ -404,12 +404,12 @@ static int use_then_destroy(bthread_id_t id, _Atomic int *destroyed)
     return bthread_id_unlock_and_destroy(id);
 }
 
-Test(id, join_waits_for_the_destroy, .timeout = 10)
+Test(bthread_id, join_waits_for_the_destroy, .timeout = 10)
 {
     joiners_meet(use_then_destroy);
 }
 
-Test(id, lock_and_reset_range_widens_only, .timeout = 10)
+Test(bthread_id, lock_and_reset_range_widens_only, .timeout = 10)
 {
     bthread_id_t id;
     cr_assert_eq(bthread_id_create(&id, NULL, NULL), 0);
@@ -426,13 +426,13 @@ Test(id, lock_and_reset_range_widens_only, .timeout = 10)
     cr_assert_eq(bthread_id_value(id), v + 5); /* out of bounds: no change */
     char buf[256];
     cr_assert_gt(bthread_id_describe(id, buf, sizeof buf), 0);
-    cr_assert(strstr(buf, "range 5") && strstr(buf, "locked at tests/c/test_id.c:"), "%s",
+    cr_assert(strstr(buf, "range 5") && strstr(buf, "locked at tests/c/test_bthread_id.c:"), "%s",
               buf);
     cr_assert_eq(bthread_id_unlock_and_destroy(id), 0);
     cr_assert_eq(bthread_id_value(id), v + 8);
 }
 
-Test(id, destroy_wakes_waiting_lockers_with_einval, .timeout = 10)
+Test(bthread_id, destroy_wakes_waiting_lockers_with_einval, .timeout = 10)
 {
     const bthread_id_t id = lockers_meet(bthread_id_unlock_and_destroy, EINVAL);
     cr_assert_eq(bthread_id_join(id), 0);
@@ -447,7 +447,7 @@ static int count_and_destroy(bthread_id_t id, void *data, int error_code)
     return bthread_id_unlock_and_destroy(id);
 }
 
-Test(id_list, reset_errors_every_living_id_once, .timeout = 10)
+Test(bthread_id_list, reset_errors_every_living_id_once, .timeout = 10)
 {
     enum { N = 16 };
     bthread_id_list_t list;
@@ -487,7 +487,7 @@ static int keep_text(bthread_id_t id, void *data, int error_code, const char *er
     return bthread_id_unlock_and_destroy(id);
 }
 
-Test(id_list, thread_safe_resets_and_swap, .timeout = 10)
+Test(bthread_id_list, thread_safe_resets_and_swap, .timeout = 10)
 {
     pthread_mutex_t pm = PTHREAD_MUTEX_INITIALIZER;
     bthread_mutex_t bm;
@@ -520,7 +520,7 @@ Test(id_list, thread_safe_resets_and_swap, .timeout = 10)
 
 /* A list keeps up with ids that come and go: gone ones make room, and it holds at most
  * 100000 living ones. */
-Test(id_list, gone_ids_make_room_and_living_ones_are_bounded, .timeout = 60)
+Test(bthread_id_list, gone_ids_make_room_and_living_ones_are_bounded, .timeout = 60)
 {
     bthread_id_list_t list;
     cr_assert_eq(bthread_id_list_init(&list, 0, 0), 0);
@@ -618,7 +618,7 @@ static void *shared_worker(void *p)
     return NULL;
 }
 
-Test(id_stress, lock_excludes_and_no_error_is_lost, .timeout = 120)
+Test(bthread_id_stress, lock_excludes_and_no_error_is_lost, .timeout = 120)
 {
     shared_id_t s = {.counter = 0};
     cr_assert_eq(bthread_id_create(&s.id, &s, count_error_and_unlock), 0);
@@ -666,7 +666,7 @@ static void *widen_and_count(void *p)
     return NULL;
 }
 
-Test(id_stress, widening_the_range_loses_no_sleeper, .timeout = 120)
+Test(bthread_id_stress, widening_the_range_loses_no_sleeper, .timeout = 120)
 {
     for (int round = 0; round < WIDEN_ROUNDS; round++) {
         widening_t w = {.counter = 0, .range = 1};
@@ -740,7 +740,7 @@ static void *victim_joiner(void *p)
     return NULL;
 }
 
-Test(id_stress, destroy_races_lockers_issuers_and_joiners, .timeout = 120)
+Test(bthread_id_stress, destroy_races_lockers_issuers_and_joiners, .timeout = 120)
 {
     for (int round = 0; round < KILL_ROUNDS; round++) {
         victim_t v = {.kills = 0};
@@ -818,7 +818,7 @@ static void *churn(void *unused)
     return NULL;
 }
 
-Test(id_stress, no_id_is_handed_out_twice_while_alive, .timeout = 120)
+Test(bthread_id_stress, no_id_is_handed_out_twice_while_alive, .timeout = 120)
 {
     bthread_t bt[4];
     pthread_t pt[2];
