@@ -24,6 +24,8 @@
  *     as std::mutex and std::unique_lock do: brpc logs, and in a release build carries on.
  *     A constructor whose init fails (ENOMEM) throws std::system_error, as brpc's Mutex
  *     and RWLock do (brpc's ConditionVariable CHECKs instead).
+ *   - A destructor ignores a refused destroy (bthread.h: EBUSY while the object is held
+ *     or waited on, and it is left intact); brpc CHECKs that its destroy returned 0.
  *   - std::unique_lock<bthread_mutex_t> is also movable, and its operator bool is explicit
  *     (as std's; brpc's converts implicitly).
  *   - `attr | flags` only adds the flags.  brpc encodes the stack type in the low 3 bits of
