@@ -311,6 +311,185 @@ int bthread_describe_topology(char *buf, size_t n);
  * variant that does not pin, or that worker has not started).  Any thread. */
 int bthread_worker_placement(int worker, char *buf, size_t n);
 
+/* ==== brpc's once, ids and lists (common/once.c, common/id.c) ========================
+ * Names, signatures and return codes as brpc's bthread/bthread.h and bthread/id.h; C++
+ * users find brpc's C++ parts (bthread_id_create2, bthread_id_error2, the operators on
+ * bthread_id_t, the lock wrappers) in bthread.hpp.  Where the semantics differ from
+ * brpc's, the comment says "brpc:". */
+
+/* ---- once ------------------------------------------------------------------------- */
+
+/* A once flag: BTHREAD_ONCE_INIT, or zeroed memory (a global, calloc).  C++14 and later
+ * also start a default-constructed one at "not run", as brpc's class does. */
+typedef struct bthread_once_t {
+#if defined(__cplusplus) && __cplusplus >= 201402L
+    int state_ = 0; /* private to common/once.c */
+#else
+    int state_;
+#endif
+} bthread_once_t;
+#define BTHREAD_ONCE_INIT {0}
+
+/* Run init_routine exactly once per flag, from a bthread or a pthread.  Callers that
+ * lose the race wait (a bthread suspends, a pthread sleeps; nobody spins) until the
+ * winner's init_routine has returned, and then see everything it wrote.  0; EINVAL for
+ * NULL arguments; ENOMEM if the wait could not be set up (init_routine not run by this
+ * caller).  As pthread_once and brpc: init_routine must return (no longjmp or C++
+ * exception out of it: the flag would stay "running" and its waiters wait forever), and
+ * must not call bthread_once on its own flag (deadlock). */
+int bthread_once(bthread_once_t *once_control, void (*init_routine)(void));
+
+/* ---- ids: 64-bit handles to lockable data, never reused while a stale copy names them */
+
+/* An id names one entity: data, an on_error callback and a lock.  value =
+ * slot << 32 | version; a destroyed id's versions are never handed out again, so a stale
+ * copy gets EINVAL from every call (bthread_id_join: 0) and never reaches the entity
+ * that reuses the slot.  brpc: versions wrap after 2^32 and could then name a new
+ * entity; here a slot whose versions would wrap is retired instead (one slot per ~2^32
+ * versions, at most 4M ids alive at once).  Not for heavy contention (as brpc says: it
+ * is slower than a mutex). */
+typedef struct {
+    uint64_t value;
+} bthread_id_t;
+/* Never returned by bthread_id_create*. */
+static const bthread_id_t INVALID_BTHREAD_ID = {0};
+
+/* The most consecutive ids one entity may answer to (bthread_id_create_ranged). */
+#define BTHREAD_ID_MAX_RANGE 1024
+
+/* on_error(id, data, error_code) runs when an error is issued to the id
+ * (bthread_id_error), with the id locked; it must unlock it (bthread_id_unlock) or
+ * destroy it (bthread_id_unlock_and_destroy).  Its return value is the error call's. */
+typedef int (*bthread_id_on_error_t)(bthread_id_t id, void *data, int error_code);
+
+/* Create an id for data.  on_error NULL: an error destroys the id.  0, EINVAL (id NULL),
+ * ENOMEM. */
+int bthread_id_create(bthread_id_t *id, void *data, bthread_id_on_error_t on_error);
+/* The same, and *id, *id + 1, ..., *id + range - 1 all name the entity (brpc's way to
+ * encode a retry count in the id); on_error gets the value the error was issued to.
+ * EINVAL for range outside 1..BTHREAD_ID_MAX_RANGE. */
+int bthread_id_create_ranged(bthread_id_t *id, void *data, bthread_id_on_error_t on_error,
+                             int range);
+
+/* Lock the id, waiting while another holds it; *pdata (pdata may be NULL) = its data.
+ * 0; EINVAL for an id that is not alive (destroyed, never created, or destroyed while
+ * this call waited); EPERM once bthread_id_about_to_destroy was called.  Not
+ * interruptible (bthread_interrupt makes it wait again), as brpc.  The location string
+ * (the macro passes file:line) is kept for bthread_id_describe. */
+#define BTHREAD_ID_SYMBOLSTR_(x) #x
+#define BTHREAD_ID_SYMBOLSTR(x) BTHREAD_ID_SYMBOLSTR_(x)
+#define BTHREAD_ID_HERE __FILE__ ":" BTHREAD_ID_SYMBOLSTR(__LINE__)
+#define bthread_id_lock(id, pdata) bthread_id_lock_verbose(id, pdata, BTHREAD_ID_HERE)
+int bthread_id_lock_verbose(bthread_id_t id, void **pdata, const char *location);
+/* Lock, and widen the id's range to `range` (nothing happens to the range when it is not
+ * wider, or outside 1..BTHREAD_ID_MAX_RANGE; brpc also logs those). */
+#define bthread_id_lock_and_reset_range(id, pdata, range)                                \
+    bthread_id_lock_and_reset_range_verbose(id, pdata, range, BTHREAD_ID_HERE)
+int bthread_id_lock_and_reset_range_verbose(bthread_id_t id, void **pdata, int range,
+                                            const char *location);
+/* 0, EBUSY (held, or about to be destroyed), EINVAL (not alive). */
+int bthread_id_trylock(bthread_id_t id, void **pdata);
+/* The holder: unlock.  If errors were issued while it was held, the oldest one's
+ * on_error runs instead, with the id still locked, and its return value is returned.
+ * EINVAL (not alive), EPERM (not locked; brpc also logs it). */
+int bthread_id_unlock(bthread_id_t id);
+/* The holder: destroy the id.  Pending errors are dropped; every locker waiting gets
+ * EINVAL and every joiner returns.  EINVAL, EPERM as unlock. */
+int bthread_id_unlock_and_destroy(bthread_id_t id);
+/* Wait until the id is destroyed; 0 at once for an id already destroyed.  EINVAL for an
+ * id never created (0, a slot or a version never handed out).  Not interruptible. */
+int bthread_id_join(bthread_id_t id);
+/* Destroy an id that is alive and unlocked (created, never used).  0, EINVAL (not
+ * alive), EPERM (locked).  brpc leaves joiners of a cancelled id asleep; here they
+ * return, as after any destroy. */
+int bthread_id_cancel(bthread_id_t id);
+/* Issue error_code to the id: if it is unlocked, lock it and run on_error now (its return
+ * value is returned); if it is locked, queue the error for the holder's unlock (0).
+ * EINVAL (not alive), ENOMEM (could not queue). */
+#define bthread_id_error(id, err) bthread_id_error_verbose(id, err, BTHREAD_ID_HERE)
+int bthread_id_error_verbose(bthread_id_t id, int error_code, const char *location);
+/* The holder: make every waiting and later bthread_id_lock fail with EPERM (trylock:
+ * EBUSY) until the id is unlocked (which cancels this) or destroyed.  0, EINVAL (not
+ * alive), EPERM (not locked). */
+int bthread_id_about_to_destroy(bthread_id_t id);
+
+/* EXTENSION: the C form of brpc's C++ bthread_id_create2 / bthread_id_error2, whose
+ * on_error also gets a text (bthread.hpp builds those on these).  on_error(id, data,
+ * error_code, error_text, arg): error_text is "" when the error was issued without one,
+ * and lives until on_error returns; arg is the one given at creation.  An id created
+ * with a plain on_error ignores a text. */
+typedef int (*bthread_id_on_error_text_t)(bthread_id_t id, void *data, int error_code,
+                                          const char *error_text, void *arg);
+int bthread_id_create_text(bthread_id_t *id, void *data, bthread_id_on_error_text_t on_error,
+                           void *arg, int range);
+/* error_text NULL is "".  A queued error keeps a copy of the text. */
+#define bthread_id_error_text(id, err, text)                                              \
+    bthread_id_error_text_verbose(id, err, text, BTHREAD_ID_HERE)
+int bthread_id_error_text_verbose(bthread_id_t id, int error_code, const char *error_text,
+                                  const char *location);
+/* EXTENSION (brpc's internal bthread::id_value and id_status, which its tests read; C++:
+ * bthread.hpp offers them under those names).  The id's lock word: its first version
+ * while unlocked, first + range when locked (+1 while lockers wait, +2 about to
+ * destroy), and the next entity's first version once destroyed; 0 for a slot never handed
+ * out.  brpc: "+1" once the holder itself had waited, and a locker on its way to sleep
+ * can be lost when another widens the range by one; here a count of the waiting lockers
+ * decides the wake-ups (common/id.c). */
+uint32_t bthread_id_value(bthread_id_t id);
+/* The id's state in words (first id, range, lock state and where it was locked, pending
+ * errors, data), or that it is not alive.  Length as snprintf. */
+int bthread_id_describe(bthread_id_t id, char *buf, size_t n);
+
+/* ---- lists of ids and of bthreads --------------------------------------------------- */
+
+/* As brpc: NOT thread-safe unless the name says so.  An entry whose id was destroyed (a
+ * bthread that ended) is dropped or reused by a later add, so a long-lived list does not
+ * grow with ids that are gone.  The fields past impl are unused (brpc keeps them for its
+ * ABI). */
+typedef struct {
+    void *impl;
+    unsigned head, size, conflict_head, conflict_size;
+} bthread_id_list_t;
+
+/* size and conflict_size are unused (as in brpc).  0. */
+int bthread_id_list_init(bthread_id_list_t *list, unsigned size, unsigned conflict_size);
+void bthread_id_list_destroy(bthread_id_list_t *list);
+/* 0, ENOMEM, EAGAIN (the list already holds 100000 ids that are alive: brpc's bound). */
+int bthread_id_list_add(bthread_id_list_t *list, bthread_id_t id);
+void bthread_id_list_swap(bthread_id_list_t *dest, bthread_id_list_t *src);
+/* Issue error_code to every id of the list that is alive (on_error may run here, in the
+ * caller), and empty the list.  0.  To keep a lock's critical section short, swap the
+ * list out under the lock and reset the copy outside it, as the two below do. */
+int bthread_id_list_reset(bthread_id_list_t *list, int error_code);
+/* EINVAL for mutex NULL. */
+int bthread_id_list_reset_pthreadsafe(bthread_id_list_t *list, int error_code,
+                                      pthread_mutex_t *mutex);
+int bthread_id_list_reset_bthreadsafe(bthread_id_list_t *list, int error_code,
+                                      bthread_mutex_t *mutex);
+/* EXTENSION: the three resets with a text (brpc's C++ bthread_id_list_reset2*). */
+int bthread_id_list_reset_text(bthread_id_list_t *list, int error_code, const char *error_text);
+int bthread_id_list_reset_text_pthreadsafe(bthread_id_list_t *list, int error_code,
+                                           const char *error_text, pthread_mutex_t *mutex);
+int bthread_id_list_reset_text_bthreadsafe(bthread_id_list_t *list, int error_code,
+                                           const char *error_text, bthread_mutex_t *mutex);
+
+/* Track bthreads and stop or join them all (brpc's bthread_list_*). */
+typedef struct {
+    void *impl;
+    unsigned head, size, conflict_head, conflict_size;
+} bthread_list_t;
+
+/* size and conflict_size are unused.  0, ENOMEM. */
+int bthread_list_init(bthread_list_t *list, unsigned size, unsigned conflict_size);
+void bthread_list_destroy(bthread_list_t *list);
+/* 0, EINVAL (list not initialized, or destroyed), ENOMEM, EAGAIN (as the id list). */
+int bthread_list_add(bthread_list_t *list, bthread_t tid);
+/* bthread_stop every bthread of the list that has not ended.  0, EINVAL. */
+int bthread_list_stop(bthread_list_t *list);
+/* Join every bthread of the list, and empty it.  0, EINVAL (not initialized or destroyed). */
+int bthread_list_join(bthread_list_t *list);
+
+/* ==== end of brpc's once, ids and lists ============================================== */
+
 #ifdef __cplusplus
 }
 #endif

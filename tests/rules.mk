@@ -3,6 +3,7 @@
 #   tests/c/unit_*.c   variant-independent (context switch, stacks): built once, against
 #                      the first variant's library (only the objects they use are linked)
 #   tests/c/test_*.c   scheduler, sync, workloads: built and run once per variant
+#                      (test_cxx_wrappers.c with its C++ half, test_cxx_wrappers.cpp)
 #   tests/c/sbtest/    the test framework: sbtest.h (Criterion's spelling: Test, cr_assert_eq,
 #                      ...) and sbtest.c, the main() of every test binary; its own test
 #                      (selftest.c, checked by selftest.sh) runs first: make test-sbtest
@@ -100,6 +101,24 @@ test-c-$(1): $(patsubst tests/c/%.c,$(BUILD)/$(1)/tests/%,$(VTEST_SRCS))
 .PHONY: test-c-$(1)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_TEST_RULES,$(v))))
+
+# The C++ test (bthread.hpp, brpc's C++ wrappers): tests/c/test_cxx_wrappers.c is an
+# sbtest file like the others, whose tests call the checks that test_cxx_wrappers.cpp
+# makes with $(CXX).  That object is built once (the header is inline over the C API, the
+# same for every variant); each variant's binary is linked by $(CXX), for the C++
+# runtime.  These explicit rules take the place of the pattern rule above for this test.
+CXX_TEST_OBJ := $(BUILD)/tests/test_cxx_wrappers_cpp.o
+$(CXX_TEST_OBJ): tests/c/test_cxx_wrappers.cpp common/bthread.hpp $(COMMON_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+define VARIANT_CXX_TEST_RULES
+$(BUILD)/$(1)/tests/test_cxx_wrappers: tests/c/test_cxx_wrappers.c $(CXX_TEST_OBJ) $(BUILD)/$(1)/libbthread.a $(COMMON_HDRS) tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
+	@mkdir -p $$(@D)
+	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) -c $$< -o $$@.o
+	$$(CXX) $$(CXXFLAGS) $$@.o $(CXX_TEST_OBJ) $(BUILD)/$(1)/libbthread.a $(SBTEST_OBJ) $$(LDLIBS) -o $$@
+endef
+$(foreach v,$(VARIANTS),$(eval $(call VARIANT_CXX_TEST_RULES,$(v))))
 
 .PHONY: test-unit test-py test-c
 test-unit: $(UNIT_BINS) | test-sbtest
