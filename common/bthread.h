@@ -123,6 +123,8 @@ int bthread_stopped(bthread_t tid);   /* 1 if stopped or not alive, else 0 */
 
 int bthread_attr_init(bthread_attr_t *attr);
 int bthread_attr_destroy(bthread_attr_t *attr);
+/* The attributes tid was started with; EINVAL once it has ended (or for an id never
+ * handed out), so a caller may also ask whether a bthread still runs. */
 int bthread_getattr(bthread_t tid, bthread_attr_t *attr);
 
 /* EXTENSION: the most workers a scheduler runs: bthread_setconcurrency's upper bound,
