@@ -301,6 +301,28 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max);
 /* The variant this library was built as ("chaselev", "fair", ...). */
 const char *bthread_variant_name(void);
 
+/* What this library's policy does, as its variant binds it (common/policy.h): for
+ * programs and tests that depend on a property rather than on a variant's name, so a
+ * new variant is judged by what it does.  Each field is 0 or 1 but steal_batch. */
+typedef struct bthread_policy_t {
+    int steals;        /* idle workers take tasks queued on other workers */
+    int steal_batch;   /* the most tasks one steal moves: 1, k, or -1 for half the victim's
+                          queue; 0 without stealing */
+    int keeps_tasks;   /* a task that ran is made ready again on the worker it last ran on
+                          (and no task moves but from a worker a blocked thread holds) */
+    int spreads_tasks; /* a worker's new task goes to another worker's queue (round-robin) */
+    int one_queue;     /* one FIFO that every worker takes from, whose pushes signal by
+                          themselves: BTHREAD_NOSIGNAL and bthread_flush change nothing */
+    int runnext;       /* a task woken by a butex on a worker runs next there */
+    int idle_sleeps;   /* idle workers sleep in the end (0: they search for ever) */
+    int idle_spins;    /* idle workers spin, searching, before they sleep */
+    int deactivates;   /* idle workers whose wake-ups find nothing park for good
+                          (counted as elastic_parks) */
+    int fixed_workers; /* bthread_setconcurrency cannot add workers while running */
+} bthread_policy_t;
+/* Fills *out.  Any thread; starts nothing. */
+void bthread_get_policy(bthread_policy_t *out);
+
 /* The machine's shape as the scheduler sees it, one line for a run record, e.g.
  * "1 package, 1 NUMA node, 2 cores, 2 PUs; bound: no".  A variant that pins its workers
  * (numa) describes the topology its victim orders come from and whether binding worked

@@ -117,6 +117,7 @@ static inline void adaptive_watch(void)
 #undef IDLE_WAKE
 #undef IDLE_WATCH
 #define IDLE_SETUP(n) adaptive_setup(n)
+#define IDLE_SPINS 1
 #define IDLE_WAIT(w) adaptive_wait(w)
 #define IDLE_WAKE(target) adaptive_wake(target)
 #define IDLE_WATCH() adaptive_watch()

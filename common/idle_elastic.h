@@ -358,6 +358,7 @@ static inline void elastic_watch(void)
 #undef IDLE_WAIT
 #undef IDLE_WAKE_ALL
 #define IDLE_SETUP(n) elastic_setup(n)
+#define IDLE_DEACTIVATES 1
 #define IDLE_TEARDOWN() elastic_teardown()
 #define IDLE_WAIT(w) elastic_wait(w)
 #define IDLE_WAKE_ALL() elastic_wake_all()

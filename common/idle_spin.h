@@ -20,6 +20,8 @@ static inline task_t *spin_wait(worker_t *w)
     }
 }
 
+#define IDLE_SLEEPS 0
+#define IDLE_SPINS 1
 #define IDLE_WAIT(w) spin_wait(w)
 #define IDLE_WAKE(target) ((void)(target))
 #define IDLE_WAKE_ALL() ((void)0)

@@ -21,5 +21,6 @@ static inline worker_t *static_next(worker_t *w)
 #define STEALING 0
 #define READY_HOME 1
 #define SPAWN_TARGET(w) static_next(w)
+#define SPREADS_TASKS 1
 
 #endif /* SCHEDBENCH_PLACE_STATIC_H */

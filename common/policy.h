@@ -208,6 +208,32 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 #ifndef REMOTE_PUSHED
 #define REMOTE_PUSHED(target) ((void)0)
 #endif
+/* ---- What the policy does, said by its components (bthread_get_policy) -----------
+ * Constants that describe behaviour the hooks above implement, for programs and tests
+ * that depend on a property rather than a name.  The tests check each against what the
+ * scheduler then does (tests/c/test_sched.c's statistics test), so a component that
+ * states one wrongly fails there.
+ *   STEAL_BATCH        the most tasks one RQ_STEAL moves: 1 (default), k, or STEAL_HALF
+ *   IDLE_SLEEPS        1 (default): idle workers sleep in the end; 0: they never do
+ *   IDLE_SPINS         1: idle workers spin, searching, before they sleep (default 0)
+ *   IDLE_DEACTIVATES   1: an idle worker may park for good (default 0)
+ *   SPREADS_TASKS      1: SPAWN_TARGET sends a worker's new task elsewhere (default 0) */
+#define STEAL_HALF (-1)
+#ifndef STEAL_BATCH
+#define STEAL_BATCH 1
+#endif
+#ifndef IDLE_SLEEPS
+#define IDLE_SLEEPS 1
+#endif
+#ifndef IDLE_SPINS
+#define IDLE_SPINS 0
+#endif
+#ifndef IDLE_DEACTIVATES
+#define IDLE_DEACTIVATES 0
+#endif
+#ifndef SPREADS_TASKS
+#define SPREADS_TASKS 0
+#endif
 /* WORKER_ON_START(w): first thing on each worker's thread (numa: pin it). */
 #ifndef WORKER_ON_START
 #define WORKER_ON_START(w) ((void)0)

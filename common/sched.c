@@ -1837,6 +1837,24 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
 
 const char *bthread_variant_name(void) { return VARIANT_NAME; }
 
+void bthread_get_policy(bthread_policy_t *out)
+{
+    *out = (bthread_policy_t){
+        .steals = STEALING,
+        .steal_batch = STEALING ? STEAL_BATCH : 0,
+        .keeps_tasks = READY_HOME,
+        .spreads_tasks = SPREADS_TASKS,
+#ifdef REMOTE_SUBMIT
+        .one_queue = 1,
+#endif
+        .runnext = RUNNEXT,
+        .idle_sleeps = IDLE_SLEEPS,
+        .idle_spins = IDLE_SPINS,
+        .deactivates = IDLE_DEACTIVATES,
+        .fixed_workers = VICTIM_FIXED_COUNT,
+    };
+}
+
 /* The run record's view of the topology: common/topology.c keeps it (the numa variant's
  * table, else what hwloc loads now). */
 int bthread_describe_topology(char *buf, size_t n) { return topology_describe(buf, n); }

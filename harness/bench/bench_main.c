@@ -53,6 +53,18 @@ static int start(int workers)
     return bthread_getconcurrency();
 }
 
+/* bthread_get_policy as the run record's words (driver.h). */
+static int policy_words(char *buf, size_t n)
+{
+    bthread_policy_t p;
+    bthread_get_policy(&p);
+    return snprintf(buf, n,
+                    "steals=%d steal_batch=%d keeps_tasks=%d spreads_tasks=%d one_queue=%d "
+                    "runnext=%d idle_sleeps=%d idle_spins=%d deactivates=%d fixed_workers=%d",
+                    p.steals, p.steal_batch, p.keeps_tasks, p.spreads_tasks, p.one_queue,
+                    p.runnext, p.idle_sleeps, p.idle_spins, p.deactivates, p.fixed_workers);
+}
+
 int main(int argc, char **argv)
 {
     drv_runtime_t rt = {
@@ -63,6 +75,7 @@ int main(int argc, char **argv)
         .start = start,
         .describe_topology = bthread_describe_topology,
         .placement = bthread_worker_placement,
+        .policy = policy_words,
         .nstats = ST_N,
         .stat_names = sched_stat_names,
         .stats = sched_stats_sum,

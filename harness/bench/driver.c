@@ -339,6 +339,8 @@ static void add_context(drv_sizes_t sizes)
     gb_add_context("cflags", rt->cflags ? rt->cflags : "unknown");
     gb_add_context("git_rev", rt->git_rev ? rt->git_rev : "unknown");
     gb_add_context("sizes", sizes_name[sizes]);
+    if (rt->policy && rt->policy(buf, sizeof buf) >= 0)
+        gb_add_context("policy", buf);
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
@@ -378,13 +380,21 @@ int drv_main(int argc, char **argv, const drv_runtime_t *runtime)
         } else if (strcmp(a, "--smoke") == 0) {
             sizes = DRV_SMOKE;
             continue;
+        } else if (strcmp(a, "--policy") == 0) { /* what run.py plans by; starts nothing */
+            char buf[256];
+            if (!rt->policy || rt->policy(buf, sizeof buf) < 0)
+                snprintf(buf, sizeof buf, "unknown");
+            printf("%s\n", buf);
+            return 0;
         } else {
             if (strcmp(a, "--help") == 0) /* then Google Benchmark's own help */
                 printf("bench [--workers N] [--full | --smoke] [flags below]\n"
                        "  --workers N  worker count, 1 to %d (default: the runtime's)\n"
                        "  --full       also the workloads' full argument sets "
                        "(or SCHEDBENCH_FULL=1)\n"
-                       "  --smoke      only the workloads' small test sets\n\n",
+                       "  --smoke      only the workloads' small test sets\n"
+                       "  --policy     print what the policy does (name=value words), "
+                       "and exit\n\n",
                        BTHREAD_MAX_CONCURRENCY);
             argv[out++] = argv[i];
             continue;

@@ -73,6 +73,10 @@ typedef struct drv_runtime {
     /* Where worker i runs ("pu L#1 (P#1), bound; ..."); -1: not recorded ("not
      * pinned").  NULL: no worker is ever pinned. */
     int (*placement)(int worker, char *buf, size_t n);
+    /* What the runtime's policy does, as "name=value" words ("steals=1 steal_batch=1
+     * ..."): the context's "policy", and what `bench --policy` prints.  Length as
+     * snprintf.  NULL: not stated (the reference rows). */
+    int (*policy)(char *buf, size_t n);
 
     /* Scheduler counters: nstats values, summed over the workers, into sum[] (zeros
      * while stopped); per-iteration deltas become counters named stat_names[i].

@@ -10,6 +10,7 @@
 
 static inline void half_overflow(void *thief, struct task *t) { spill(thief, t); }
 
+#define STEAL_BATCH STEAL_HALF
 #undef RQ_STEAL
 #define RQ_STEAL(victim, thief, moved) \
     wsq_steal_half(&(victim)->rq, &(thief)->rq, (moved), half_overflow, (thief))
