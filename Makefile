@@ -6,6 +6,7 @@
 #                        targets (./run.py run --sim epyc16,twosocket64 --targets)
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
+#   make hooks V=<v>     every policy hook as variant <v> resolves it
 #   make soak            minutes of mixed load on every variant (tests/c/soak.c; not in test)
 #   CC=clang, SANITIZE=address|thread  select the compiler / a sanitizer build
 #   ARCH=aarch64         cross-build everything for AArch64 into build-aarch64/ (also
@@ -107,6 +108,10 @@ all:
 
 list-variants:
 	@for v in $(VARIANTS); do echo $$v; done
+# make hooks V=<variant>: every hook of common/policy.h as that variant resolves it
+.PHONY: hooks
+hooks:
+	@$(if $(V),CC='$(CC)' $(PYTHON) -m harness.driver.hooks $(V),echo "usage: make hooks V=<variant> (make list-variants)"; exit 2)
 list-workloads:
 	@for w in $(WORKLOADS); do echo $$w; done
 

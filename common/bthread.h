@@ -270,10 +270,11 @@ int bthread_shutdown(void);
 #define BTHREAD_WORKER_COUNTERS(X)                                                        \
     X(tasks_run, W, "tasks that ran to completion on this worker")                        \
     X(switches, W, "context switches into a task")                                         \
-    X(steal_attempts, W, "victims probed")                                                 \
-    X(steals, W, "successful steals")                                                      \
+    X(steal_attempts, W, "other workers' run queues probed by steal rounds")               \
+    X(steals, W, "steals that took a task from another worker's run queue")                \
     X(stolen_tasks, W, "tasks moved by those steals (> steals for batch steals)")          \
-    X(remote_pops, W, "tasks taken from remote (non-worker) submission queues")            \
+    X(remote_pops, W, "tasks taken from remote queues (non-workers' tasks, yields, "        \
+                      "overflow): its own, or another worker's in a steal round")          \
     X(remote_takes, W, "batches those were taken in (remote_pops / remote_takes = tasks "  \
                        "per take)")                                                        \
     X(remote_pushes, Q, "tasks pushed to this worker's remote queue, by any thread")       \
@@ -284,6 +285,9 @@ int bthread_shutdown(void);
     X(flushes, WQ, "bthread_flush calls that had tasks to flush: on this worker, or from " \
                    "non-workers for tasks queued here")                                    \
     X(flushed_tasks, WQ, "the NOSIGNAL tasks those flushes signalled")                     \
+    X(rescues, W, "tasks taken from a worker that could not run them: from another "       \
+                  "worker's runnext slot whose owner made no progress, or from the queues " \
+                  "of a worker whose thread a wait blocks (variants without stealing)")    \
     BTHREAD_VARIANT_COUNTERS(X)
 /* Counters that one variant alone keeps (zero under every other), named for it. */
 #define BTHREAD_VARIANT_COUNTERS(X)                                                       \

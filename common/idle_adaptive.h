@@ -4,7 +4,7 @@
  *
  * An idle worker first becomes a "spinner" if fewer than half the workers (at least one)
  * are spinning: it searches with backoff for ADAPTIVE_SPIN_NS.  Then it stops spinning
- * and parks in the parking lot (idle_park.h).  Submitters wake a parked worker only
+ * and parks in the parking lot (park_lot.h).  Submitters wake a parked worker only
  * when nobody spins: a spinner will find the task anyway.
  *
  * Why no wake-up is lost (publish, full barrier, check; Go's runtime/proc.go):
@@ -28,7 +28,7 @@
 #ifndef SCHEDBENCH_IDLE_ADAPTIVE_H
 #define SCHEDBENCH_IDLE_ADAPTIVE_H
 
-#include "idle_park.h"
+#include "park_lot.h"
 
 /* How long a spinner searches before it parks, on the clock (not a count of rounds, so
  * that it does not depend on what a round costs on the machine): 180 us is what 64
@@ -112,14 +112,12 @@ static inline void adaptive_watch(void)
     park_watch();
 }
 
-#undef IDLE_SETUP
-#undef IDLE_WAIT
-#undef IDLE_WAKE
-#undef IDLE_WATCH
 #define IDLE_SETUP(n) adaptive_setup(n)
-#define IDLE_SPINS 1
+#define IDLE_TEARDOWN() park_teardown()
 #define IDLE_WAIT(w) adaptive_wait(w)
 #define IDLE_WAKE(target) adaptive_wake(target)
+#define IDLE_WAKE_ALL() park_wake_all()
 #define IDLE_WATCH() adaptive_watch()
+#define IDLE_SPINS 1
 
 #endif /* SCHEDBENCH_IDLE_ADAPTIVE_H */

@@ -1,5 +1,5 @@
 /*
- * idle_elastic.h -- the parking lot (idle_park.h), but the number of active workers
+ * idle_elastic.h -- the parking lot (park_lot.h), but the number of active workers
  * adapts (the work-stealing article, seed 003, section 4.3): a worker whose searches
  * keep failing deactivates ("parks for good") until the queues grow; a deactivated
  * worker is reactivated when run queues stay long.
@@ -26,10 +26,10 @@
  * only their owner fills them.  Its remote queue must stay empty too: the others do not
  * reliably look there (a worker with work of its own, e.g. two bthreads yielding to each
  * other, never steals), so a task left there could wait for ever.  So non-workers place
- * their tasks on active workers only (elastic_remote_target skips deactivated ones), and
- * a push that races with a deactivation is caught by a Dekker pair:
+ * their tasks on active workers only (IDLE_INACTIVE: the core's placement skips them),
+ * and a push that races with a deactivation is caught by a Dekker pair:
  *
- *   deactivator (elastic_deactivate)      pusher (elastic_pushed, after its push)
+ *   deactivator (elastic_deactivate)      pusher (elastic_pushed = IDLE_PUSHED)
  *   deactivated = 1                       (the push: exchange on the queue's `in`)
  *   fence(seq_cst)                        fence(seq_cst)
  *   remote queue non-empty? stay active   deactivated? claim it and wake it
@@ -42,7 +42,7 @@
  * own protocol.  So every queued task has a worker that will run it; deactivation only
  * takes parallelism away, and the long-queue rule gives it back.
  *
- * The watcher.  The parking lot's watcher (idle_park.h) only sees runnext slots, and
+ * The watcher.  The parking lot's watcher (park_lot.h) only sees runnext slots, and
  * only parked workers can be it; a task queued behind an active worker that blocks in a
  * system call or computes reaches a parked worker only through a wake-up, and there may
  * be no parked worker at all (the others deactivated).  So while a worker is
@@ -68,12 +68,11 @@
 #ifndef SCHEDBENCH_IDLE_ELASTIC_H
 #define SCHEDBENCH_IDLE_ELASTIC_H
 
-/* 1 while a deactivated worker is the watcher (see above); the lot's watcher stands
- * aside meanwhile (idle_park.h reads it through PARK_WATCH_TAKEN). */
-static _Atomic int elastic_watching;
-#define PARK_WATCH_TAKEN() (atomic_load_explicit(&elastic_watching, memory_order_relaxed) != 0)
+#include "park_lot.h"
 
-#include "idle_park.h"
+/* 1 while a deactivated worker is the watcher (see above); the lot's watcher stands
+ * aside meanwhile (parking.other_watcher). */
+static _Atomic int elastic_watching;
 
 #define ELASTIC_WASTED 4
 #define ELASTIC_MIN_ACTIVE 1
@@ -81,7 +80,7 @@ static _Atomic int elastic_watching;
 #define ELASTIC_STREAK 8
 
 typedef struct elastic_slot {
-    /* read by every submitter at every push (elastic_remote_target, elastic_pushed):
+    /* read by every submitter at every push (elastic_inactive, elastic_pushed):
      * written only when the worker deactivates or is reactivated */
     alignas(64) _Atomic int word;    /* futex word of a deactivated worker */
     _Atomic int deactivated;         /* 1 while parked for good; a reactivator claims it */
@@ -122,6 +121,7 @@ static inline int elastic_setup(int n)
     elastic.n = n;
     atomic_init(&elastic.ndeactivated, 0);
     atomic_init(&elastic_watching, 0);
+    parking.other_watcher = &elastic_watching;
     return 0;
 }
 
@@ -162,17 +162,12 @@ static inline void elastic_reactivate(void)
             return;
 }
 
-/* Any thread: where a non-worker's task goes: round-robin over the workers that are not
- * deactivated (a relaxed hint: a race with a deactivation is caught by elastic_pushed). */
-static inline worker_t *elastic_remote_target(void)
+/* Any thread: is w deactivated?  The core places no foreign task on it (a relaxed hint:
+ * a race with a deactivation is caught by elastic_pushed). */
+static inline bool elastic_inactive(worker_t *w)
 {
-    worker_t *t = remote_target_rr();
-    for (int k = 1; k < worker_count() &&
-                    atomic_load_explicit(&elastic.slots[worker_index(t)].deactivated,
-                                         memory_order_relaxed);
-         k++)
-        t = remote_target_rr();
-    return t;
+    return atomic_load_explicit(&elastic.slots[worker_index(w)].deactivated,
+                                memory_order_relaxed);
 }
 
 /* Any thread, after pushing a task onto target's remote queue: if target deactivated
@@ -325,13 +320,11 @@ static inline void elastic_wake_all(void)
     }
 }
 
-/* Owner: after popping t from its Chase-Lev queue q, observe how long q stays.  Bind
- * as RQ_POP(w) elastic_popped((w), &(w)->rq, wsq_pop(&(w)->rq)) (variants/elastic). */
-static inline struct task *elastic_popped(worker_t *w, wsq_t *q, struct task *t)
+/* Owner, after it popped a task from its run queue: observe how long the queue stays
+ * (run_queue_size: the queue's own estimate, RQ_SIZE). */
+static inline void elastic_popped(worker_t *w)
 {
-    if (t)
-        elastic_observe(w, wsq_size(q) >= ELASTIC_LONG);
-    return t;
+    elastic_observe(w, run_queue_size(w) >= ELASTIC_LONG);
 }
 
 /* A remote take left tasks behind a full batch: wake a parked worker as usual, and count
@@ -352,19 +345,16 @@ static inline void elastic_watch(void)
     park_watch();
 }
 
-#undef IDLE_SETUP
-#undef IDLE_TEARDOWN
-#undef IDLE_WATCH
-#undef IDLE_WAIT
-#undef IDLE_WAKE_ALL
 #define IDLE_SETUP(n) elastic_setup(n)
-#define IDLE_DEACTIVATES 1
 #define IDLE_TEARDOWN() elastic_teardown()
 #define IDLE_WAIT(w) elastic_wait(w)
+#define IDLE_WAKE(target) park_wake(target)
 #define IDLE_WAKE_ALL() elastic_wake_all()
 #define IDLE_BACKLOG(w) elastic_backlog(w)
 #define IDLE_WATCH() elastic_watch()
-#define REMOTE_TARGET() elastic_remote_target()
-#define REMOTE_PUSHED(target) elastic_pushed(target)
+#define IDLE_INACTIVE(w) elastic_inactive(w)
+#define IDLE_PUSHED(target) elastic_pushed(target)
+#define IDLE_POPPED(w) elastic_popped(w)
+#define IDLE_DEACTIVATES 1
 
 #endif /* SCHEDBENCH_IDLE_ELASTIC_H */

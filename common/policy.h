@@ -11,11 +11,13 @@
  *   victim order  victims_random.h, victims_numa.h
  *   idling        idle_park.h, idle_spin.h, idle_adaptive.h, idle_elastic.h
  *   placement     place_static.h, place_affinity.h (and the defaults below)
- * Components bind hooks of more than one axis where one mechanism serves both:
- * rq_global.h's mutex and condition variable are the queue and the idling at once (its
- * IDLE_* hooks wait on the queue's condition variable), and idle_elastic.h binds
- * REMOTE_TARGET / REMOTE_PUSHED (placement) because a worker parked for good must get no
- * foreign task, and it reads rq_wsq.h's wsq_t lengths to see the queues grow.
+ * Each component binds the hooks of its own axis, with one exception where one mechanism
+ * serves two: rq_global.h's mutex and condition variable are the queue and the idling at
+ * once (its IDLE_* hooks wait on the queue's condition variable).  An idling that needs
+ * to know more (elastic: which workers may receive foreign tasks, how long run queues
+ * stay) says it through idle hooks the core calls (IDLE_INACTIVE, IDLE_PUSHED,
+ * IDLE_POPPED) and reads the core's services (run_queue_size), never by rebinding
+ * another axis's hooks.
  *
  * Every hook is a macro or a static inline function: nothing on the hot path goes through
  * a function pointer.  A hook that reads another worker's fields must be a macro: struct
@@ -23,12 +25,17 @@
  *
  * Who calls the hooks, in short:
  *   the owner (the worker's own thread): RQ_PUSH, RQ_POP, RQ_EMPTY, RQ_TAKE_BACK,
- *     IDLE_WAIT, IDLE_BACKLOG, IDLE_WATCH, VICTIM_BEGIN / VICTIM_NEXT, WORKER_ON_START
+ *     IDLE_WAIT, IDLE_BACKLOG, IDLE_WATCH, IDLE_POPPED, VICTIM_BEGIN / VICTIM_NEXT,
+ *     VICTIM_STOLE, WORKER_ON_START
  *   a thief (another worker): RQ_STEAL on the victim's queue
  *   any thread that makes a task ready: SPAWN_TARGET (a worker), REMOTE_TARGET or
- *     REMOTE_SUBMIT (a non-worker), REMOTE_PUSHED, IDLE_WAKE
+ *     REMOTE_SUBMIT (a non-worker), IDLE_INACTIVE, IDLE_PUSHED, IDLE_WAKE
  *   start-up and shutdown, under the core's lock: RQ_INIT, RQ_FINI, VICTIM_SETUP,
  *     IDLE_SETUP, IDLE_TEARDOWN, IDLE_WAKE_ALL
+ *
+ * Not hooks: remote_queue.h's REMOTE_RING_FIRST and REMOTE_RING_MAX, ring sizes its unit
+ * test builds smaller (tests/py/test_docs.py checks that every name a header in common/
+ * lets a variant.h define is named here).
  *
  * What still needs an edit of sched.c, and why.  The three switches STEALING,
  * READY_HOME and RUNNEXT decide where a task that becomes ready again goes (make_ready,
@@ -64,8 +71,11 @@ static inline __attribute__((unused)) worker_t *worker_at(int i);
 static inline __attribute__((unused)) bool core_stopping(void);
 /* True when w's remote queue may hold a task (a cheap, racy look for idlers). */
 static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w);
-/* The default placement of a non-worker's task: round-robin from a start per thread. */
+/* The default placement of a non-worker's task: round-robin from a start per thread,
+ * skipping workers the idling keeps inactive (IDLE_INACTIVE). */
 static inline __attribute__((unused)) worker_t *remote_target_rr(void);
+/* w's run queue length, RQ_SIZE: an estimate any thread may read. */
+static inline __attribute__((unused)) long run_queue_size(worker_t *w);
 /* A task that did not fit w's run queue: onto w's remote queue (an overflow). */
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t);
 /* The owner's pseudo-random number (xorshift64*). */
@@ -116,8 +126,8 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 #define STEALING 1
 #endif
 /* RQ_STEAL(victim, thief, &moved) -> task_t *: called by a thief on the victim's queue;
- * returns the task to run and sets moved to the tasks taken (more than one when the
- * policy moves a batch into the thief's queue: half).  Any thread may call it. */
+ * returns the task to run.  The core presets moved to 1; a steal that moves a batch
+ * into the thief's queue (half) sets it to the tasks taken.  Any thread may call it. */
 #if STEALING && !defined(RQ_STEAL)
 #error "variant.h defines no RQ_STEAL (a thief takes from a victim; or #define STEALING 0): see common/policy.h"
 #endif
@@ -137,6 +147,12 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 #endif
 #ifndef VICTIM_SETUP
 #define VICTIM_SETUP(w) 0
+#endif
+/* VICTIM_STOLE(w, v): the steal round of w found work at victim v (its run queue, its
+ * remote queue or its runnext slot), which ends the round: an order that adapts (last
+ * victim first, say) learns it here.  Owner only.  Default: nothing. */
+#ifndef VICTIM_STOLE
+#define VICTIM_STOLE(w, v) ((void)0)
 #endif
 /* VICTIM_FIXED_COUNT: 1 = victim orders are built for the start-up worker count, so
  * bthread_setconcurrency cannot grow a running scheduler (numa). */
@@ -203,10 +219,27 @@ static inline __attribute__((unused)) uint64_t stat_tasks_run(worker_t *w);
 /* REMOTE_SUBMIT(t): optional; when defined, the variant takes non-workers' tasks itself,
  * placing and signalling them (threadpool: its global queue), and REMOTE_TARGET is not
  * used.  sched.c tests it with #ifdef. */
-/* REMOTE_PUSHED(target): a task was just pushed onto another worker's remote queue
- * (elastic: bring target back if it parked for good). */
-#ifndef REMOTE_PUSHED
-#define REMOTE_PUSHED(target) ((void)0)
+/* IDLE_PUSHED(target): a task was just pushed onto another worker's remote queue; the
+ * idling may have to bring target back (elastic: if it parked for good).  Any thread. */
+#ifndef IDLE_PUSHED
+#define IDLE_PUSHED(target) ((void)0)
+#endif
+/* IDLE_INACTIVE(w) -> bool: w takes no foreign task now (elastic: parked for good); the
+ * default REMOTE_TARGET skips such workers.  Any thread; a hint (IDLE_PUSHED catches a
+ * race).  Default: never. */
+#ifndef IDLE_INACTIVE
+#define IDLE_INACTIVE(w) false
+#endif
+/* IDLE_POPPED(w): the owner just took a task from its run queue (RQ_POP); the idling may
+ * watch the queue's length (elastic: run_queue_size, to bring workers back while queues
+ * stay long).  Default: nothing. */
+#ifndef IDLE_POPPED
+#define IDLE_POPPED(w) ((void)0)
+#endif
+/* RQ_SIZE(w) -> long: the run queue's length, an estimate any thread may read
+ * (run_queue_size).  Default: 0, unknown. */
+#ifndef RQ_SIZE
+#define RQ_SIZE(w) ((void)(w), 0L)
 #endif
 /* ---- What the policy does, said by its components (bthread_get_policy) -----------
  * Constants that describe behaviour the hooks above implement, for programs and tests

@@ -16,7 +16,7 @@
  *              `head`, so it never writes a cell back (Vyukov's per-cell sequence
  *              number, written by both sides, moved each cell's line to the consumer
  *              and back at every task).  A full ring is replaced by one twice its size
- *              (rq_ring_grow), up to REMOTE_RING_MAX.
+ *              (rmq_ring_grow), up to REMOTE_RING_MAX.
  *   the list   Vyukov's intrusive MPSC queue (1024cores.net, "Intrusive MPSC node-based
  *              queue"), linked through task->next with a stub node, unbounded: it takes
  *              what the rings cannot (the largest ring full, or no memory for one).
@@ -31,7 +31,7 @@
  * and the producer's link store lands on a line the consumer has just read.  A ring's
  * cells are contiguous (eight to a line): the consumer reads a batch's pointers in a few
  * lines, never touches a task's line, and its caller can prefetch the 16 tasks together
- * (rq_remote_take returns them in an array).  And the rings grow rather than spill: a
+ * (rmq_take returns them in an array).  And the rings grow rather than spill: a
  * submitter that outruns the workers would otherwise move every task to the list, where
  * the worker, slower per task, falls further behind.
  *
@@ -108,7 +108,7 @@ _Static_assert(alignof(task_t) >= 2, "a cell keeps the lap parity in a task poin
  * (claims and the closing serialise on `tail`), so producers move on to `next`, and the
  * consumer, once it has taken every position claimed here, follows them.  A producer's
  * tasks are in order across rings too: it only moves forward.  A replaced ring is kept
- * until rq_remote_fini, since a producer may still be reading it; the rings of a queue
+ * until rmq_fini, since a producer may still be reading it; the rings of a queue
  * sum to less than twice its largest. */
 #define RING_CLOSED (1ull << 63)
 typedef struct remote_ring {
@@ -126,7 +126,7 @@ typedef struct remote_ring {
 
 typedef struct remote_queue {
     /* producers' line: the newest ring, and counters that foreign threads keep here
-     * (bthread.h's Q and WQ; see rq_counter below) */
+     * (bthread.h's Q and WQ; see rmq_counter below) */
     alignas(CACHELINE) _Atomic(remote_ring_t *) ring;
     spinlock_t grow;                         /* held while a ring is replaced */
     _Atomic uint64_t ring_pushes_before;     /* pushes to the rings replaced */
@@ -144,28 +144,28 @@ typedef struct remote_queue {
 
 /* The Q counters (any thread, relaxed: statistics).  Tasks pushed: a ring's count is its
  * tail, so a ring push writes no counter of its own. */
-#define rq_counter(q, name) rq_counter_##name(q)
-static inline uint64_t rq_counter_remote_pushes(remote_queue_t *q)
+#define rmq_counter(q, name) rmq_counter_##name(q)
+static inline uint64_t rmq_counter_remote_pushes(remote_queue_t *q)
 {
     remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_acquire);
     return (atomic_load_explicit(&r->tail, memory_order_relaxed) & ~RING_CLOSED) +
            atomic_load_explicit(&q->ring_pushes_before, memory_order_relaxed) +
            atomic_load_explicit(&q->list_pushes, memory_order_relaxed);
 }
-static inline uint64_t rq_counter_flushes(remote_queue_t *q)
+static inline uint64_t rmq_counter_flushes(remote_queue_t *q)
 {
     return atomic_load_explicit(&q->flushes, memory_order_relaxed);
 }
-static inline uint64_t rq_counter_flushed_tasks(remote_queue_t *q)
+static inline uint64_t rmq_counter_flushed_tasks(remote_queue_t *q)
 {
     return atomic_load_explicit(&q->flushed_tasks, memory_order_relaxed);
 }
 
 /* The lap parity of position p in r. */
-static inline uintptr_t rq_lap(const remote_ring_t *r, uint64_t p) { return (p & (r->mask + 1)) != 0; }
+static inline uintptr_t rmq_lap(const remote_ring_t *r, uint64_t p) { return (p & (r->mask + 1)) != 0; }
 
 /* A ring of `cells` (a power of two; NULL: no memory), every cell as if taken in lap -1. */
-static inline remote_ring_t *rq_ring_new(uint64_t cells)
+static inline remote_ring_t *rmq_ring_new(uint64_t cells)
 {
     remote_ring_t *r = aligned_alloc(CACHELINE, sizeof *r + cells * sizeof(remote_cell_t));
     if (!r)
@@ -182,9 +182,9 @@ static inline remote_ring_t *rq_ring_new(uint64_t cells)
 }
 
 /* 0, or ENOMEM. */
-static inline int rq_remote_init(remote_queue_t *q)
+static inline int rmq_init(remote_queue_t *q)
 {
-    remote_ring_t *r = rq_ring_new(REMOTE_RING_FIRST);
+    remote_ring_t *r = rmq_ring_new(REMOTE_RING_FIRST);
     if (!r)
         return ENOMEM;
     atomic_init(&q->ring, r);
@@ -203,7 +203,7 @@ static inline int rq_remote_init(remote_queue_t *q)
 }
 
 /* No thread uses the queue any more. */
-static inline void rq_remote_fini(remote_queue_t *q)
+static inline void rmq_fini(remote_queue_t *q)
 {
     for (remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_relaxed), *o; r; r = o) {
         o = r->older;
@@ -213,7 +213,7 @@ static inline void rq_remote_fini(remote_queue_t *q)
 }
 
 /* ---- the list ------------------------------------------------------------------- */
-static inline void rq_list_link(remote_queue_t *q, task_t *t)
+static inline void rmq_list_link(remote_queue_t *q, task_t *t)
 {
     link_set(t, NULL);
     /* acq_rel: release orders our t->next = NULL (and, for a task, its fields) before
@@ -226,7 +226,7 @@ static inline void rq_list_link(remote_queue_t *q, task_t *t)
 
 /* Consumer only: x's successor, which a producer that exchanged `in` behind x is about
  * to link (it may have been preempted between its two steps: yield to it). */
-static inline task_t *rq_list_await_link(task_t *x)
+static inline task_t *rmq_list_await_link(task_t *x)
 {
     task_t *next;
     /* acquire: pairs with the producer's release link, so the task's fields are seen */
@@ -237,7 +237,7 @@ static inline task_t *rq_list_await_link(task_t *x)
 
 /* Consumer only: the oldest task of the list, or NULL when it is empty (no producer has
  * exchanged `in` since the last task was taken). */
-static inline task_t *rq_list_pop(remote_queue_t *q)
+static inline task_t *rmq_list_pop(remote_queue_t *q)
 {
     task_t *out = atomic_load_explicit(&q->out, memory_order_relaxed); /* ours */
     /* acquire: pairs with the producer's release link, so the task's fields are seen */
@@ -247,7 +247,7 @@ static inline task_t *rq_list_pop(remote_queue_t *q)
             /* relaxed: an exchange we miss here is followed by its producer's wake-up */
             if (atomic_load_explicit(&q->in, memory_order_relaxed) == &q->stub)
                 return NULL;
-            next = rq_list_await_link(out);
+            next = rmq_list_await_link(out);
         }
         out = next;
         next = atomic_load_explicit(&out->next, memory_order_acquire);
@@ -256,8 +256,8 @@ static inline task_t *rq_list_pop(remote_queue_t *q)
         /* out is the last task linked.  If it is also the last pushed, queue the stub
          * behind it so that it can be detached; either way somebody links out->next. */
         if (out == atomic_load_explicit(&q->in, memory_order_relaxed))
-            rq_list_link(q, &q->stub);
-        next = rq_list_await_link(out);
+            rmq_list_link(q, &q->stub);
+        next = rmq_list_await_link(out);
     }
     atomic_store_explicit(&q->out, next, memory_order_relaxed);
     return out;
@@ -267,7 +267,7 @@ static inline task_t *rq_list_pop(remote_queue_t *q)
 /* A producer found r full: the ring to try next, r's replacement (made here unless
  * another producer made it first), or NULL when rings may not grow (the largest size,
  * or no memory): the task goes to the list. */
-static inline remote_ring_t *rq_ring_grow(remote_queue_t *q, remote_ring_t *r)
+static inline remote_ring_t *rmq_ring_grow(remote_queue_t *q, remote_ring_t *r)
 {
     spin_lock(&q->grow);
     remote_ring_t *now = atomic_load_explicit(&q->ring, memory_order_relaxed);
@@ -276,7 +276,7 @@ static inline remote_ring_t *rq_ring_grow(remote_queue_t *q, remote_ring_t *r)
         return now;
     }
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    remote_ring_t *nr = r->mask + 1 < REMOTE_RING_MAX ? rq_ring_new(2 * (r->mask + 1)) : NULL;
+    remote_ring_t *nr = r->mask + 1 < REMOTE_RING_MAX ? rmq_ring_new(2 * (r->mask + 1)) : NULL;
     if (nr) {
         nr->older = r;
         /* release: a producer that sees RING_CLOSED (acquire) sees next and its cells */
@@ -292,12 +292,12 @@ static inline remote_ring_t *rq_ring_grow(remote_queue_t *q, remote_ring_t *r)
 }
 
 /* Any thread: false when the rings are full and may not grow. */
-static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
+static inline bool rmq_ring_push(remote_queue_t *q, task_t *t)
 {
-    /* acquire: pairs with rq_ring_grow's release, so a new ring is seen made */
+    /* acquire: pairs with rmq_ring_grow's release, so a new ring is seen made */
     remote_ring_t *r = atomic_load_explicit(&q->ring, memory_order_acquire);
     for (;;) {
-        /* acquire: seeing RING_CLOSED, we see `next` (rq_ring_grow) */
+        /* acquire: seeing RING_CLOSED, we see `next` (rmq_ring_grow) */
         uint64_t pos = atomic_load_explicit(&r->tail, memory_order_acquire);
         if (pos & RING_CLOSED) {
             r = atomic_load_explicit(&r->next, memory_order_acquire);
@@ -313,7 +313,7 @@ static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
         if ((int64_t)(pos - atomic_load_explicit(&r->head_seen, memory_order_acquire)) >= lap) {
             uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
             if ((int64_t)(pos - h) >= lap) { /* full */
-                if (!(r = rq_ring_grow(q, r)))
+                if (!(r = rmq_ring_grow(q, r)))
                     return false;
                 continue;
             }
@@ -326,7 +326,7 @@ static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
         if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
                                                   memory_order_relaxed)) {
             /* release: the consumer's acquire of the cell sees the task and its fields */
-            atomic_store_explicit(&r->cells[pos & r->mask], (uintptr_t)t | rq_lap(r, pos),
+            atomic_store_explicit(&r->cells[pos & r->mask], (uintptr_t)t | rmq_lap(r, pos),
                                   memory_order_release);
             return true;
         }
@@ -340,7 +340,7 @@ static inline bool rq_ring_push(remote_queue_t *q, task_t *t)
  * it, an empty ring is told by its cell and `next`, not by `tail`: at every drained
  * queue a read of `tail` would take that line from the producers, their next claim a
  * miss. */
-static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
+static inline task_t *rmq_ring_pop(remote_queue_t *q, bool await)
 {
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_relaxed); /* ours */
     for (;;) {
@@ -349,7 +349,7 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
         /* acquire: pairs with the producer's release, so the task and its fields are
          * seen */
         uintptr_t v = atomic_load_explicit(c, memory_order_acquire);
-        if ((v & 1) != rq_lap(r, h)) {
+        if ((v & 1) != rmq_lap(r, h)) {
             /* relaxed: a ring not yet replaced is all there is; a replacement we miss
              * here is followed by its producer's wake-up */
             if (!await && !atomic_load_explicit(&r->next, memory_order_relaxed))
@@ -362,7 +362,7 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
                     return NULL;
                 /* drained and replaced: on to the next ring */
                 r = atomic_load_explicit(&r->next, memory_order_acquire);
-                /* release: a thread asking rq_remote_maybe (acquire) reads this ring's
+                /* release: a thread asking rmq_maybe (acquire) reads this ring's
                  * mask and cells made, as we saw them through `next` */
                 atomic_store_explicit(&q->taking, r, memory_order_release);
                 continue;
@@ -370,7 +370,7 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
             if (!await)
                 return NULL;
             for (unsigned k = 0;
-                 ((v = atomic_load_explicit(c, memory_order_acquire)) & 1) != rq_lap(r, h); k++)
+                 ((v = atomic_load_explicit(c, memory_order_acquire)) & 1) != rmq_lap(r, h); k++)
                 backoff(k);
         }
         /* release: our read of the cell comes before the next lap's producer writes it
@@ -383,14 +383,14 @@ static inline task_t *rq_ring_pop(remote_queue_t *q, bool await)
 /* ---- the queue ------------------------------------------------------------------- */
 /* Any thread.  The caller then wakes a worker as its variant says (or, for a NOSIGNAL
  * task, leaves that to bthread_flush). */
-static inline void rq_remote_push(remote_queue_t *q, task_t *t)
+static inline void rmq_push(remote_queue_t *q, task_t *t)
 {
     /* relaxed: only our own tasks matter to our FIFO order, and we see our own
      * increment, or the consumer's decrement for it once it took the task (coherence) */
-    if (atomic_load_explicit(&q->list_len, memory_order_relaxed) == 0 && rq_ring_push(q, t))
+    if (atomic_load_explicit(&q->list_len, memory_order_relaxed) == 0 && rmq_ring_push(q, t))
         return;
     atomic_fetch_add_explicit(&q->list_len, 1, memory_order_relaxed);
-    rq_list_link(q, t);
+    rmq_list_link(q, t);
     /* relaxed: a statistic */
     atomic_fetch_add_explicit(&q->list_pushes, 1, memory_order_relaxed);
 }
@@ -398,18 +398,18 @@ static inline void rq_remote_push(remote_queue_t *q, task_t *t)
 /* Any thread: might the queue hold a task?  A hint (relaxed snapshots): a false "no"
  * only for a task whose producer has not finished its push, or one a consumer just left
  * behind; both are covered by a wake-up (see above). */
-static inline bool rq_remote_maybe(remote_queue_t *q)
+static inline bool rmq_maybe(remote_queue_t *q)
 {
     /* The oldest ring's next cell, not its tail: idle workers ask this over and over,
      * and a read of `tail` would take that line from the producers every time (their
      * next claim a miss).  The cell's line is written by producers only, and read by
      * the consumer anyway.  A cell claimed but not yet written reads as empty: a false
      * "no" for a push not finished. */
-    /* acquire: pairs with rq_ring_pop's release, so the ring is seen made */
+    /* acquire: pairs with rmq_ring_pop's release, so the ring is seen made */
     remote_ring_t *r = atomic_load_explicit(&q->taking, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uintptr_t cell = atomic_load_explicit(&r->cells[h & r->mask], memory_order_relaxed);
-    return (cell & 1) == rq_lap(r, h) || r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
+    return (cell & 1) == rmq_lap(r, h) || r != atomic_load_explicit(&q->ring, memory_order_relaxed) ||
            atomic_load_explicit(&q->in, memory_order_relaxed) != &q->stub ||
            atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
 }
@@ -417,11 +417,11 @@ static inline bool rq_remote_maybe(remote_queue_t *q)
 /* Any thread: take up to max tasks in FIFO order into out[]; 0 when there are none or
  * another consumer holds the queue.  *left is set when tasks may remain behind the
  * batch.  The tasks' own lines are not touched when they came through the ring. */
-static inline unsigned rq_remote_take(remote_queue_t *q, unsigned max, task_t **out, bool *left)
+static inline unsigned rmq_take(remote_queue_t *q, unsigned max, task_t **out, bool *left)
 {
     unsigned n = 0;
     *left = false;
-    if (!rq_remote_maybe(q) || !spin_trylock(&q->consumer))
+    if (!rmq_maybe(q) || !spin_trylock(&q->consumer))
         return 0;
     /* acquire: a producer's ring tasks older than its list tasks up to `last` are in
      * the ring below (see above) */
@@ -430,26 +430,26 @@ static inline unsigned rq_remote_take(remote_queue_t *q, unsigned max, task_t **
     /* relaxed: ours (the consumer lock); a list that may hold tasks for this round makes
      * the rings' claimed cells awaited */
     bool await = last != &q->stub || atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub;
-    while (n < max && (t = rq_ring_pop(q, await)))
+    while (n < max && (t = rmq_ring_pop(q, await)))
         out[n++] = t;
     if (n == max) /* the list waits until the ring runs empty */
         goto done;
     unsigned from_list = n;
     if (last == &q->stub) { /* the tasks linked before the stub, if any */
         while (n < max && atomic_load_explicit(&q->out, memory_order_relaxed) != &q->stub &&
-               (t = rq_list_pop(q)))
+               (t = rmq_list_pop(q)))
             out[n++] = t;
     } else {
-        while (n < max && (t = rq_list_pop(q))) {
+        while (n < max && (t = rmq_list_pop(q))) {
             out[n++] = t;
             if (t == last)
                 break;
         }
     }
-    if (n > from_list) /* relaxed: see rq_remote_push */
+    if (n > from_list) /* relaxed: see rmq_push */
         atomic_fetch_sub_explicit(&q->list_len, n - from_list, memory_order_relaxed);
 done:
-    *left = n == max && rq_remote_maybe(q);
+    *left = n == max && rmq_maybe(q);
     spin_unlock(&q->consumer);
     return n;
 }

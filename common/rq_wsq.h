@@ -18,5 +18,6 @@
 #define RQ_STEAL(victim, thief, moved) wsq_steal(&(victim)->rq)
 #define RQ_TAKE_BACK(w, t) wsq_take_back(&(w)->rq, (t))
 #define RQ_EMPTY(w) (wsq_size(&(w)->rq) == 0)
+#define RQ_SIZE(w) wsq_size(&(w)->rq)
 
 #endif /* SCHEDBENCH_RQ_WSQ_H */

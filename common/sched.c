@@ -546,16 +546,16 @@ static inline __attribute__((unused)) uint64_t worker_random(worker_t *w) /* xor
     return w->rng * 2685821657736338717ull;
 }
 
-static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t) { rq_remote_push(&w->remote, t); }
+static inline __attribute__((unused)) void remote_push(worker_t *w, task_t *t) { rmq_push(&w->remote, t); }
 
 /* Onto the remote queue of a worker the caller placed t on (not the caller's own). */
 static inline void push_to(worker_t *target, task_t *t)
 {
     remote_push(target, t);
-    REMOTE_PUSHED(target);
+    IDLE_PUSHED(target);
 }
 
-static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w) { return rq_remote_maybe(&w->remote); }
+static inline __attribute__((unused)) bool worker_remote_maybe(worker_t *w) { return rmq_maybe(&w->remote); }
 
 /* A task that did not fit w's run queue waits on w's remote queue instead. */
 static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remote_push(w, t); }
@@ -563,10 +563,11 @@ static inline __attribute__((unused)) void spill(worker_t *w, task_t *t) { remot
 /* Each non-worker thread goes round-robin over the workers from a start of its own:
  * new threads take consecutive starts, so P threads that start one task each (a request
  * per thread, the article's one submitter per worker) land on P different workers
- * instead of all on worker 0. */
+ * instead of all on worker 0.  Workers the idling keeps inactive (IDLE_INACTIVE:
+ * elastic's, parked for good) are skipped. */
 static _Atomic unsigned submit_rr_first;
 static __thread unsigned tls_submit_rr; /* this thread's next target + 1; 0: none yet */
-static inline __attribute__((unused)) worker_t *remote_target_rr(void)
+static inline worker_t *next_rr(void)
 {
     unsigned n = (unsigned)worker_count(), i = tls_submit_rr;
     if (i == 0) /* relaxed: it only spreads threads, and orders nothing */
@@ -576,6 +577,16 @@ static inline __attribute__((unused)) worker_t *remote_target_rr(void)
     tls_submit_rr = i + 1;
     return &ctl.workers[i - 1];
 }
+
+static inline __attribute__((unused)) worker_t *remote_target_rr(void)
+{
+    worker_t *t = next_rr();
+    for (int k = 1; k < worker_count() && IDLE_INACTIVE(t); k++)
+        t = next_rr();
+    return t;
+}
+
+static inline __attribute__((unused)) long run_queue_size(worker_t *w) { return RQ_SIZE(w); }
 
 /* ======================================================================================
  * 4. Making a task ready: where it goes (the variant's placement), who is woken for it,
@@ -1059,7 +1070,7 @@ static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
 {
     task_t *batch[REMOTE_BATCH];
     bool left;
-    unsigned n = rq_remote_take(&from->remote, max, batch, &left);
+    unsigned n = rmq_take(&from->remote, max, batch, &left);
     if (!n)
         return NULL;
     /* every task's lines at once: the first was written on another core, the others
@@ -1159,8 +1170,7 @@ static task_t *rescue_blocked(worker_t *w)
         if (!t)
             t = remote_take_batch(w, v, REMOTE_STEAL_BATCH);
         if (t) {
-            STAT_INC(w, steals);
-            STAT_ADD(w, stolen_tasks, moved);
+            STAT_ADD(w, rescues, moved); /* not a steal: this policy does not steal */
             return t;
         }
     }
@@ -1186,8 +1196,7 @@ static inline __attribute__((unused)) task_t *runnext_rescue(worker_t *w)
     for (int i = 0; RUNNEXT && i < n; i++) {
         task_t *t = i == w->index ? NULL : runnext_take_stuck(&ctl.workers[i]);
         if (t) {
-            STAT_INC(w, steals);
-            STAT_INC(w, stolen_tasks);
+            STAT_INC(w, rescues);
             return t;
         }
     }
@@ -1210,22 +1219,25 @@ static task_t *steal_round(worker_t *w)
         if (t) {
             STAT_INC(w, steals);
             STAT_ADD(w, stolen_tasks, moved);
+            VICTIM_STOLE(w, v);
             return t;
         }
     }
     VICTIM_BEGIN(w, &it);
     while ((v = VICTIM_NEXT(w, &it)) >= 0) {
         task_t *t = remote_take_batch(w, &ctl.workers[v], REMOTE_STEAL_BATCH);
-        if (t)
+        if (t) {
+            VICTIM_STOLE(w, v);
             return t;
+        }
     }
     /* last: a victim's runnext, once its owner looks stuck (see make_ready_again) */
     VICTIM_BEGIN(w, &it);
     while (RUNNEXT && (v = VICTIM_NEXT(w, &it)) >= 0) {
         task_t *t = runnext_take_stuck(&ctl.workers[v]);
         if (t) {
-            STAT_INC(w, steals);
-            STAT_INC(w, stolen_tasks);
+            STAT_INC(w, rescues);
+            VICTIM_STOLE(w, v);
             return t;
         }
     }
@@ -1252,14 +1264,21 @@ static task_t *find_local(worker_t *w)
         return t;
     /* relaxed load first: the slot is usually empty; the exchange orders the take */
     if (RUNNEXT && atomic_load_explicit(&w->runnext, memory_order_relaxed)) {
-        if ((++w->runnext_tick & (RUNNEXT_QUEUE_EVERY - 1)) == 0 &&
-            ((t = RQ_POP(w)) || (t = remote_pop_own(w))))
-            return t;
+        if ((++w->runnext_tick & (RUNNEXT_QUEUE_EVERY - 1)) == 0) {
+            if ((t = RQ_POP(w))) {
+                IDLE_POPPED(w);
+                return t;
+            }
+            if ((t = remote_pop_own(w)))
+                return t;
+        }
         if ((t = atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel)))
             return t;
     }
-    if ((t = RQ_POP(w)))
+    if ((t = RQ_POP(w))) {
+        IDLE_POPPED(w);
         return t;
+    }
     return remote_pop_own(w);
 }
 
@@ -1571,10 +1590,10 @@ static int worker_setup(int i)
     w->index = i;
     w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ (uint64_t)core_now_ns();
     w->main_task.slot = UINT32_MAX;
-    if (rq_remote_init(&w->remote) != 0) /* its stub lives in w: the array never moves */
+    if (rmq_init(&w->remote) != 0) /* its stub lives in w: the array never moves */
         return ENOMEM;
     if (RQ_INIT(w) != 0) {
-        rq_remote_fini(&w->remote);
+        rmq_fini(&w->remote);
         return ENOMEM;
     }
     nsetup = i + 1;
@@ -1603,7 +1622,7 @@ static void free_workers(void) /* under ctl.lock, no worker thread left */
     IDLE_TEARDOWN();
     for (int i = 0; i < nsetup; i++) {
         RQ_FINI(&ctl.workers[i]);
-        rq_remote_fini(&ctl.workers[i].remote);
+        rmq_fini(&ctl.workers[i].remote);
     }
     free(ctl.workers);
     ctl.workers = NULL;
@@ -1713,7 +1732,7 @@ fail:
     atomic_store_explicit(&ctl.nworkers, 0, memory_order_relaxed);
     for (int i = 0; i < nsetup; i++) {
         RQ_FINI(&ctl.workers[i]);
-        rq_remote_fini(&ctl.workers[i].remote);
+        rmq_fini(&ctl.workers[i].remote);
     }
     free(ctl.workers);
     ctl.workers = NULL;
@@ -1818,7 +1837,7 @@ int bthread_get_stats(bthread_worker_stats_t *out, int max)
         worker_t *w = &ctl.workers[i];
         bthread_worker_stats_t *o = &out[i];
 #define COUNTER_W(name) atomic_load_explicit(&w->st.name, memory_order_relaxed)
-#define COUNTER_Q(name) rq_counter(&w->remote, name)
+#define COUNTER_Q(name) rmq_counter(&w->remote, name)
 #define COUNTER_WQ(name) COUNTER_W(name) + COUNTER_Q(name)
 #define COUNTER_COPY(name, kept, what) o->name = COUNTER_##kept(name);
         BTHREAD_WORKER_COUNTERS(COUNTER_COPY)

@@ -4,7 +4,7 @@
  * overflow to the list and come back to the ring all the time.  Six producer threads
  * push numbered tasks, pausing now and then so the list drains; two consumer threads
  * take batches (16 and 8, an owner and a thief) through the queue's try-lock, and a
- * third thread asks rq_remote_maybe all the time without the lock, as idle workers do,
+ * third thread asks rmq_maybe all the time without the lock, as idle workers do,
  * across every ring replacement.  Every task must be taken exactly once, and each
  * producer's tasks in the order it pushed them; a task left behind shows as no progress
  * for 10 s (a failure, not a hang).  SB_STRESS_ITEMS sets the total.
@@ -46,7 +46,7 @@ static void *producer(void *arg)
 {
     uint64_t p = (uintptr_t)arg, rng = 0x9E3779B97F4A7C15ull * (p + 1);
     for (uint64_t i = p; i < n_tasks; i += PRODUCERS) {
-        rq_remote_push(&q, &tasks[i]);
+        rmq_push(&q, &tasks[i]);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         if (rng % 512 == 0) /* now and then, let the consumers catch up */
             for (unsigned k = 0; k < (rng >> 20) % 2048; k++)
@@ -64,7 +64,7 @@ static void *consumer(void *arg)
         /* the check is serialised so that its order is the order of the takes */
         pthread_mutex_lock(&check_mu);
         bool left;
-        unsigned n = rq_remote_take(&q, max, batch, &left);
+        unsigned n = rmq_take(&q, max, batch, &left);
         for (unsigned k = 0; k < n; k++) {
             uint64_t i = (uint64_t)(batch[k] - tasks);
             if (atomic_fetch_add_explicit(&taken_count[i], 1, memory_order_relaxed))
@@ -96,7 +96,7 @@ static void *poller(void *arg)
     uint64_t yes = 0;
     while (atomic_load_explicit(&taken, memory_order_relaxed) < n_tasks &&
            !atomic_load_explicit(&poller_stop, memory_order_relaxed))
-        yes += rq_remote_maybe(&q);
+        yes += rmq_maybe(&q);
     return (void *)(uintptr_t)(yes > 0);
 }
 
@@ -106,7 +106,7 @@ Test(remote_queue, every_task_once_in_each_producers_order, .timeout = 240)
     tasks = calloc(n_tasks, sizeof *tasks);
     taken_count = calloc(n_tasks, sizeof *taken_count);
     cr_assert(tasks && taken_count);
-    cr_assert_eq(rq_remote_init(&q), 0);
+    cr_assert_eq(rmq_init(&q), 0);
     atomic_store(&progress_ns, (uint64_t)sb_clock_ns(CLOCK_MONOTONIC));
     pthread_t pth[PRODUCERS], cth[CONSUMERS], poll_th;
     cr_assert_eq(pthread_create(&poll_th, NULL, poller, NULL), 0);
@@ -130,13 +130,13 @@ Test(remote_queue, every_task_once_in_each_producers_order, .timeout = 240)
     cr_assert_eq(twice, 0, "%llu tasks taken twice", (unsigned long long)twice);
     cr_assert_eq(out_of_order, 0, "%llu tasks out of their producer's order",
                  (unsigned long long)out_of_order);
-    uint64_t pushes = rq_counter(&q, remote_pushes), listed = atomic_load(&q.list_pushes);
+    uint64_t pushes = rmq_counter(&q, remote_pushes), listed = atomic_load(&q.list_pushes);
     cr_assert_eq(pushes, n_tasks, "pushes counted: %llu", (unsigned long long)pushes);
     cr_assert(listed > 0 && listed < n_tasks, "both parts used: %llu of %llu through the list",
               (unsigned long long)listed, (unsigned long long)n_tasks);
     cr_assert_eq(atomic_load(&q.ring)->mask + 1, REMOTE_RING_MAX, "the ring grew");
-    cr_assert_not(rq_remote_maybe(&q), "the queue is empty at the end");
-    rq_remote_fini(&q);
+    cr_assert_not(rmq_maybe(&q), "the queue is empty at the end");
+    rmq_fini(&q);
     free(tasks);
     free(taken_count);
 }
@@ -148,7 +148,7 @@ static void take_in_order(task_t *t, int from, int want)
     bool left;
     for (int got = 0; got < want;) {
         unsigned max = want - got < 16 ? (unsigned)(want - got) : 16;
-        unsigned n = rq_remote_take(&q, max, batch, &left);
+        unsigned n = rmq_take(&q, max, batch, &left);
         cr_assert(n > 0, "empty after %d of %d", got, want);
         for (unsigned k = 0; k < n; k++, got++)
             cr_assert_eq(batch[k] - t, from + got, "take %d", from + got);
@@ -159,25 +159,25 @@ Test(remote_queue, one_thread_fifo_across_growth_and_overflow, .timeout = 20)
 {
     /* rings of 8, 16, 32 and 64 cells hold the first 120 pushes; 30 go to the list */
     static task_t t[200];
-    cr_assert_eq(rq_remote_init(&q), 0);
+    cr_assert_eq(rmq_init(&q), 0);
     for (int i = 0; i < 150; i++)
-        rq_remote_push(&q, &t[i]);
+        rmq_push(&q, &t[i]);
     cr_assert_eq(atomic_load(&q.list_len), 30);
-    cr_assert_eq(rq_counter(&q, remote_pushes), 150);
+    cr_assert_eq(rmq_counter(&q, remote_pushes), 150);
     take_in_order(t, 0, 140);
-    rq_remote_push(&q, &t[150]); /* the list still holds 140..149: behind them */
+    rmq_push(&q, &t[150]); /* the list still holds 140..149: behind them */
     cr_assert_eq(atomic_load(&q.list_len), 11);
     take_in_order(t, 140, 11);
-    cr_assert_not(rq_remote_maybe(&q));
+    cr_assert_not(rmq_maybe(&q));
     for (int i = 151; i < 160; i++) /* the ring again */
-        rq_remote_push(&q, &t[i]);
+        rmq_push(&q, &t[i]);
     cr_assert_eq(atomic_load(&q.list_len), 0);
     take_in_order(t, 151, 9);
     task_t *batch[16];
     bool left;
-    cr_assert_eq(rq_remote_take(&q, 16, batch, &left), 0);
-    cr_assert_eq(rq_counter(&q, remote_pushes), 160);
-    rq_remote_fini(&q);
+    cr_assert_eq(rmq_take(&q, 16, batch, &left), 0);
+    cr_assert_eq(rmq_counter(&q, remote_pushes), 160);
+    rmq_fini(&q);
 }
 
 /* A producer that claimed the first cell and has not yet written it while later tasks
@@ -188,21 +188,21 @@ static void *write_claimed_cell(void *arg)
 {
     remote_ring_t *r = arg;
     usleep(100 * 1000);
-    atomic_store_explicit(&r->cells[0], (uintptr_t)&late_task[0] | rq_lap(r, 0), memory_order_release);
+    atomic_store_explicit(&r->cells[0], (uintptr_t)&late_task[0] | rmq_lap(r, 0), memory_order_release);
     return NULL;
 }
 
 Test(remote_queue, claimed_cell_not_yet_written_keeps_the_order, .timeout = 20)
 {
-    cr_assert_eq(rq_remote_init(&q), 0);
+    cr_assert_eq(rmq_init(&q), 0);
     remote_ring_t *first = atomic_load(&q.ring);
     cr_assert_eq(atomic_fetch_add(&first->tail, 1), 0); /* the slow producer's claim */
     for (int i = 1; i < 150; i++) /* 119 more in the rings, 30 in the list */
-        rq_remote_push(&q, &late_task[i]);
+        rmq_push(&q, &late_task[i]);
     cr_assert_eq(atomic_load(&q.list_len), 30);
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, write_claimed_cell, first), 0);
     take_in_order(late_task, 0, 150);
     pthread_join(th, NULL);
-    rq_remote_fini(&q);
+    rmq_fini(&q);
 }

@@ -84,6 +84,22 @@ def test_variants_readme_hook_table_matches_the_policy_header():
              else [])))
 
 
+def test_every_default_a_component_header_gives_is_a_hook_of_the_policy_header():
+    """A component that reads a name it lets a variant.h define (#ifndef NAME) is a hook:
+    policy.h, the one contract, must list it (a sizing knob only a test overrides is
+    named there as such)."""
+    contract = read("common/policy.h")
+    unlisted = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "common", "*.h"))):
+        text = open(path, encoding="utf-8").read()
+        for name in re.findall(r"^#ifndef (\w+)$", text, re.M):
+            if name.startswith(("SCHEDBENCH_", "SB_")):  # header guards, build detection
+                continue
+            if not re.search(rf"\b{name}\b", contract):
+                unlisted.append(f"{os.path.basename(path)}: {name}")
+    assert not unlisted, "common/policy.h does not list: " + ", ".join(unlisted)
+
+
 def test_variants_readme_has_a_paragraph_per_variant(tree):
     text = section("variants/README.md", r"^## The variants\n(.*?)^## ")
     same_names(set(re.findall(r"^\*\*(\w+)\*\*", text, flags=re.M)), tree.variants,

@@ -6,6 +6,3 @@
 #include "rq_wsq.h"
 #include "victims_random.h"
 #include "idle_elastic.h"
-
-#undef RQ_POP
-#define RQ_POP(w) elastic_popped((w), &(w)->rq, wsq_pop(&(w)->rq))
