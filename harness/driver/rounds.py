@@ -11,12 +11,17 @@ exactly the rounds that are missing, in the same order.  Each round's JSON is me
 into the point's one raw file (merge_round: its repetitions renumbered by round), which
 is rewritten atomically: a sweep killed at any moment keeps every finished repetition.
 A simulated sweep (simulate.py) is the same code with one round per point (its runs are
-deterministic: nothing to interleave)."""
+deterministic: nothing to interleave).  A round is run in two parts: round_output, the
+backend's run into a private temporary directory (wherever an engine runs it,
+engine.py), and record_round, which merges what it left into the run, on the machine
+that holds the run."""
 
 import contextlib
 import json
 import os
 import random
+import socket
+import tempfile
 import time
 
 from .files import atomic_write_text, existing_raw
@@ -92,43 +97,96 @@ def rounds_done(run_dir, plan, point):
     return len({e.repetition // n for e in entries})
 
 
-def run_round(backend, run_dir, plan, point, r, record=None):
-    """Run round r of one point with the backend (BenchBackend, simulate.SimBackend): its
-    JSON goes to a temporary file that is checked and merged into the point's raw file
-    (merge_round), its console output appended to the point's log (the first round
-    starts it afresh).  Returns the point's status record, updated from `record` (the
-    previous rounds')."""
+def round_output(backend, plan, point, r, run_dir=None):
+    """Run round r of one point with the backend (BenchBackend, simulate.SimBackend) and
+    return what it left: {"rc", "message", "json" (the round's JSON text; None when the
+    backend wrote none), "log" (its console output), "seconds", "host"}.  Its files are
+    temporaries: beside the point's raw and log files when run_dir is given (a sweep
+    killed meanwhile leaves them for the next one to remove), else in a private temporary
+    directory.  Nothing of the run is changed: record_round does that, on the machine
+    that holds the run, so that an engine (engine.py) can run this part on another one."""
+    n = per_round(plan, point)
+    reps = point.get("repetitions", plan["repetitions"])
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        if run_dir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="schedbench-round-"))
+            out, log = os.path.join(tmp, "round.json"), os.path.join(tmp, "round.log")
+        else:
+            out, log = (temporary(os.path.join(run_dir, point[k])) for k in ("raw", "log"))
+            for path in (out, log):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                stack.callback(_unlink, path)
+        with open(log, "w", encoding="utf-8") as logf:
+            try:
+                rc, message = backend.run(plan, dict(point, repetitions=min(n, reps - r * n)),
+                                          out, logf)
+            except OSError as e:       # a binary that cannot start: the point fails
+                rc, message = None, f"cannot run {point['binary']}: {e.strerror or e}"
+        with open(log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        doc = None
+        if rc == 0 and os.path.exists(out):
+            with open(out, encoding="utf-8", errors="replace") as f:
+                doc = f.read()
+    return dict(rc=rc, message=message, json=doc, log=text,
+                seconds=round(time.monotonic() - started, 3), host=socket.gethostname())
+
+
+def temporary(path):
+    """The temporary name of a run's file while a round writes it: '.<name>.<pid>.tmp'
+    beside it (sweep.remove_stale_temporaries removes those a kill left)."""
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+
+
+def _unlink(path):
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def record_round(run_dir, plan, point, r, output, record=None):
+    """Record round r of one point (round_output's `output`) in the run: its log appended
+    to the point's log (the first round starts it afresh), its JSON checked and merged
+    into the point's raw file (merge_round).  Returns the point's status record, updated
+    from `record` (the previous rounds'), with the host that ran the round ("host"; and
+    "hosts" when its rounds ran on several)."""
     raw = os.path.join(run_dir, point["raw"])
     log = os.path.join(run_dir, point["log"])
     for d in (os.path.dirname(raw), os.path.dirname(log)):
         os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(os.path.dirname(raw), f".{os.path.basename(raw)}.{os.getpid()}.tmp")
-    log_tmp = os.path.join(os.path.dirname(log), f".{os.path.basename(log)}.{os.getpid()}.tmp")
     n = per_round(plan, point)
-    reps = point.get("repetitions", plan["repetitions"])
-    status = dict(ok=False, rc=None, errors=0, message="", rounds=r, of=rounds_of(plan, point))
-    started = time.monotonic()
-    try:
-        with open(log_tmp, "w", encoding="utf-8") as logf:
-            status["rc"], status["message"] = backend.run(
-                plan, dict(point, repetitions=min(n, reps - r * n)), tmp, logf)
-        with open(log_tmp, encoding="utf-8", errors="replace") as src, \
-                open(log, "w" if r == 0 else "a", encoding="utf-8") as dst:
-            dst.write(src.read())
-        if status["rc"] == 0:
+    status = dict(ok=False, rc=output["rc"], errors=0, message=output["message"], rounds=r,
+                  of=rounds_of(plan, point))
+    with open(log, "w" if r == 0 else "a", encoding="utf-8") as dst:
+        dst.write(output["log"])
+    if status["rc"] == 0 and output.get("json") is not None:
+        tmp = temporary(raw)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(output["json"])
             merge_round(tmp, raw, r * n, status)
-    finally:
-        for path in (tmp, log_tmp):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        finally:
+            _unlink(tmp)
     if status["ok"]:
         status["rounds"] = r + 1
         status["ok"] = status["rounds"] >= status["of"]
     earlier = (record or {}).get("seconds") if r else 0
     status["seconds"] = round((earlier if isinstance(earlier, (int, float)) else 0)
-                              + time.monotonic() - started, 3)
+                              + output["seconds"], 3)
     status["finished"] = now_iso()
+    status["host"] = output.get("host")
+    hosts = set((record or {}).get("hosts") or [(record or {}).get("host")]) if r else set()
+    hosts = sorted(h for h in hosts | {status["host"]} if h)
+    if len(hosts) > 1:
+        status["hosts"] = hosts
     return status
+
+
+def run_round(backend, run_dir, plan, point, r, record=None):
+    """Run round r of one point with the backend here and record it (round_output, then
+    record_round).  Returns the point's status record."""
+    return record_round(run_dir, plan, point, r,
+                        round_output(backend, plan, point, r, run_dir), record)
 
 
 def merge_round(tmp, raw, offset, status):

@@ -30,11 +30,13 @@ every set (`all_sets`), those whose benchmark name matches a regular expression
 (`match`), or the benchmark names of a real run (`like`), for validation.
 """
 import datetime
+import hashlib
 import json
 import os
 import shlex
 import subprocess
 import sys
+import tempfile
 
 from . import simmodel as modelmod
 from .config import ROOT
@@ -83,18 +85,41 @@ def simbench_command(point, flat, args, reps, seed):
 
 class SimBackend:
     """How a simulated sweep runs a point (sweep.run_point): the variant's simbench on the
-    run's model.flat once per argument set, with the plan's repetitions and seed."""
+    run's model.flat once per argument set, with the plan's repetitions and seed.  It
+    carries the model's text, so that a machine without the run's directory (an engine's
+    worker, engine.py) runs the same model: model_file() writes it there once."""
 
     def __init__(self, flat):
         self.flat = flat
+        with open(flat, encoding="utf-8") as f:
+            self.text = f.read()
+
+    def model_file(self):
+        """The model file to pass simbench here: the run's, or this process's copy of
+        its text where the run's is not (or holds another text)."""
+        try:
+            with open(self.flat, encoding="utf-8") as f:
+                if f.read() == self.text:
+                    return self.flat
+        except OSError:
+            pass
+        digest = hashlib.sha1(self.text.encode()).hexdigest()[:16]
+        path = os.path.join(tempfile.gettempdir(), "schedbench-model-%s.flat" % digest)
+        if not os.path.exists(path):
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(self.text)
+            os.replace(tmp, path)
+        return path
 
     def run(self, plan, point, out_path, log):
         """The runs' JSON documents merged into one at out_path, each run's command line
         and stderr in the open file log.  Returns (exit status, why it failed): the last
         failed run's status (None when no run printed JSON), each failure named."""
         doc, failures, rc = None, [], 0
+        flat = self.model_file()
         for name, args in zip(point["benchmarks"], point["args"]):
-            cmd = simbench_command(point, self.flat, args,
+            cmd = simbench_command(point, flat, args,
                                    point.get("repetitions", plan["repetitions"]), plan["seed"])
             log.write(shlex.join(cmd) + "\n")
             log.flush()
@@ -149,12 +174,14 @@ def simulate(machine, variants, workloads, workers, reps=3, seed=1, out=None, jo
 
 
 def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, all_sets=False,
-          like=None, command="", match=None, build=None):
+          like=None, command="", match=None, build=None, choose=None, meta_extra=None):
     """Plan a simulated sweep and create its directory (--out, else
     results/sim-<model>-<time>) with model.flat, machine.json, plan.json and meta.json;
     returns (run_dir, plan, the model, the RunLock held on run_dir).  build: called once
     the model, the worker counts and --out are known good, before the binaries are
-    looked for (the command line passes make_sim)."""
+    looked for (the command line passes make_sim).  choose(targets, listing, model): the
+    points, where another sweep (the policy map, policymap.py) chooses its own argument
+    sets; meta_extra: more keys for meta.json."""
     m = modelmod.load(machine)
     bad = [n for n in workers if n < 1 or n > m["npus"]]
     if bad:
@@ -176,9 +203,10 @@ def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, a
     if missing:
         raise SimError("not built for simulation: %s (have: %s; `make sim`)"
                        % (", ".join(missing), ", ".join(have)))
-    points = simulated_points([Target(v, False, binary(v)) for v in variants],
-                              simulated_listing(binary(variants[0])), workloads, workers,
-                              m["name"], all_sets, match, like)
+    targets = [Target(v, False, binary(v)) for v in variants]
+    listing = simulated_listing(binary(variants[0]))
+    points = choose(targets, listing, m) if choose else \
+        simulated_points(targets, listing, workloads, workers, m["name"], all_sets, match, like)
     plan = {"version": 1, "simulated": True, "model": m["name"], "seed": seed,
             "repetitions": reps, "workers": workers, "full": False, "all_sets": all_sets,
             "filter": None, "min_time": None, "timeout": None, "points": points}
@@ -196,6 +224,7 @@ def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, a
                 "cpu_model": "simulated " + m["name"], "started": started,
                 "command": command, "git": git, "variants": variants, "references": [],
                 "workloads": sorted({p["workload"] for p in points})}
+        meta.update(meta_extra or {})
         return {"model.flat": modelmod.flatten(m), "machine.json": json_text(machine_doc),
                 "plan.json": json_text(plan), "meta.json": json_text(meta)}
 
@@ -214,7 +243,7 @@ def reopen_sim(spec):
         raise
 
 
-def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False):
+def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False, engine=None):
     """Run the plan's points that are not done yet, `jobs` at once (sweep.execute_plan),
     simulate the bands asked for, and end the run: meta.json's "finished" and the
     variants' benchmark contexts, SIMULATED.md.  bands: which points also get their band
@@ -224,7 +253,7 @@ def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False):
     echo("simulate: %d points on %s (%s), %d workers max -> %s"
          % (len(points), m["name"], m["topology"]["synthetic"], top, run_dir))
     status = execute_plan(SimBackend(os.path.join(run_dir, "model.flat")), run_dir, plan,
-                          quiet, jobs)
+                          quiet, jobs, engine)
     ok = {p["id"] for p in points if status.get(p["id"], {}).get("ok")}
     if bands:
         simulate_bands(m, run_dir, [p for p in points if p["id"] in ok and (

@@ -24,11 +24,25 @@ from .files import (atomic_write_json, atomic_write_text, check_out_path,
 from .fmt import fmt_duration, now_iso
 from .machine import bench_context_summary, machine_meta, publishable
 from .plan import calibrate_kernel, plan_points, select_targets
-from .rounds import PLAN_VERSION, interleave, rounds_done, rounds_of, run_round, schedule
-from .proc import last_line, map_jobs, run_with_timeout, signal_death, usable_cpus
+from .engine import LocalEngine
+from .rounds import PLAN_VERSION, interleave, record_round, rounds_done, rounds_of, schedule
+from .proc import last_line, run_with_timeout, signal_death, usable_cpus
 from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
                       runs_base, samples_csv)
 from .rundir import LOCK_NAME, RunLock, create_run_dir, in_use, lock_holder
+
+
+_ANSWERS = []   # this process's directory of the benches' sequential answers
+
+
+def answer_dir():
+    """A directory of this process for the benches' sequential answers (ANSWER_ENV), made
+    on first use and removed when the process ends: one per process, so that a backend
+    sent to another process (engine.py) computes each answer once there too."""
+    if not _ANSWERS:
+        _ANSWERS.append(tempfile.mkdtemp(prefix="schedbench-answers-"))
+        atexit.register(shutil.rmtree, _ANSWERS[0], ignore_errors=True)
+    return _ANSWERS[0]
 
 
 class BenchBackend:
@@ -38,15 +52,9 @@ class BenchBackend:
 
     def __init__(self, root):
         self.root = root
-        self.answers = None   # the benches' sequential answers (ANSWER_ENV), per sweep
 
     def answer_dir(self):
-        """A directory of this process for the benches' sequential answers, made on first
-        use and removed when the process ends."""
-        if self.answers is None:
-            self.answers = tempfile.mkdtemp(prefix="schedbench-answers-")
-            atexit.register(shutil.rmtree, self.answers, ignore_errors=True)
-        return self.answers
+        return answer_dir()
 
     def run(self, plan, point, out_path, log):
         """Run the point, the bench writing its JSON to out_path and its output to the
@@ -109,7 +117,9 @@ class Progress:
 
     def _label(self, point):
         rounds = f" round {point['_round'] + 1}/{point['_of']}" if point.get("_of", 1) > 1 else ""
-        return f"{point['variant']} workers={point['workers']} {point['workload']}{rounds}"
+        model = f"{point['model']}{' ' + point['band_end'] if point.get('band_end') else ''}: " \
+            if point.get("model") else ""
+        return f"{model}{point['variant']} workers={point['workers']} {point['workload']}{rounds}"
 
     def start(self, point):
         if self.tty and not self.quiet:
@@ -145,55 +155,110 @@ def remove_stale_temporaries(run_dir):
                         os.unlink(os.path.join(dirpath, name))
 
 
-def execute_plan(backend, run_dir, plan, quiet=False, jobs=1):
+class PlanExecution:
+    """The bookkeeping of one plan run by an engine (engine.py): the rounds that the raw
+    files do not hold yet, in schedule()'s order (units), and the recording of each
+    round's output into the run as it comes back (record), status.json rewritten each
+    time.  A point whose round fails runs no further round in this sweep (a --resume
+    tries again from there): skip() says so before a round starts, and a round of it
+    that comes back anyway is not recorded.  `measured`: its rounds are timings, which
+    an engine runs one per machine at a time, alone (execute_plans)."""
+
+    def __init__(self, backend, run_dir, plan, measured=True):
+        self.backend, self.run_dir, self.plan, self.measured = backend, run_dir, plan, measured
+        remove_stale_temporaries(run_dir)
+        self.status_path = os.path.join(run_dir, "status.json")
+        self.status = read_status(run_dir)
+        done = {p["id"]: rounds_done(run_dir, plan, p) for p in plan["points"]}
+        self.todo = [(p, r) for p, r in schedule(plan) if r >= done[p["id"]]]
+        for p in plan["points"]:
+            if done[p["id"]] >= rounds_of(plan, p) and not self.status.get(p["id"], {}).get("ok"):
+                # killed between the raw file's rename and the status write
+                self.status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume",
+                                            rounds=done[p["id"]], of=rounds_of(plan, p))
+        self.units_total = len(schedule(plan))
+        self.failed = set()
+        self.lock = threading.Lock()
+
+    def already_done(self):
+        """'N of M rounds ... already done', or None when nothing is."""
+        units = self.units_total
+        if len(self.todo) == units:
+            return None
+        what = (f"rounds of the {len(self.plan['points'])} points" if self.plan.get("interleave")
+                else "points")
+        return f"{units - len(self.todo)} of {units} {what} already done"
+
+    def durations(self):
+        return [s["seconds"] / max(1, s.get("rounds") or 1) for s in self.status.values()
+                if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
+
+    def skip(self, point):
+        return point["id"] in self.failed
+
+    def record(self, point, r, output):
+        """Record one round's output; returns the point's record (None when the point had
+        failed already and the round is dropped)."""
+        with self.lock:
+            if point["id"] in self.failed:
+                return None
+            record = record_round(self.run_dir, self.plan, point, r, output,
+                                  self.status.get(point["id"]))
+            if not record["ok"] and record["rounds"] <= r:
+                self.failed.add(point["id"])
+            self.status[point["id"]] = record
+            atomic_write_json(self.status_path, self.status)
+            return record
+
+
+def execute_plans(executions, engine, quiet=False):
+    """Run the rounds of several plans (PlanExecution each) with one engine (engine.py;
+    the local one runs them here, `jobs` at once), recording each as it comes back, with
+    one progress line.  The measured plans run first and alone, one round at a time per
+    machine, in their order; the simulated ones after them, side by side.  Returns the
+    executions (each holds its status)."""
+    for ex in executions:
+        note = ex.already_done()
+        if note:
+            print(f"{PROG}: {os.path.relpath(ex.run_dir)}: {note}", file=sys.stderr)
+    durations = [d for ex in executions for d in ex.durations()]
+    total = sum(ex.units_total for ex in executions)
+    progress = Progress(total, total - sum(len(ex.todo) for ex in executions), durations, quiet)
+    bookkeeping = threading.Lock()
+    try:
+        for measured in (True, False):
+            units = [(ex, p, r) for ex in executions if ex.measured == measured
+                     for p, r in ex.todo]
+            if not units:
+                continue
+            def started(unit):
+                ex, point, r = unit
+                with bookkeeping:
+                    progress.start(dict(point, _round=r, _of=rounds_of(ex.plan, point)))
+
+            for (ex, point, r), output in engine.run(units, measured, started):
+                record = ex.record(point, r, output)
+                if record is None:
+                    continue
+                with bookkeeping:
+                    shown = dict(point, _round=r, _of=rounds_of(ex.plan, point))
+                    progress.finish(shown, dict(record, ok=record["ok"] or record["rounds"] > r))
+    finally:
+        progress.close()
+    return executions
+
+
+def execute_plan(backend, run_dir, plan, quiet=False, jobs=1, engine=None):
     """Run every round of the plan's points that the raw files do not hold yet with the
     backend, in schedule()'s order, recording each point in status.json.  jobs > 1 runs
     that many points at once (a simulated sweep's: simulated time does not depend on the
     host's load, and its points have one round each); a real sweep runs one at a time.
-    A point whose round fails runs no further round in this sweep (a --resume tries
-    again from there).  Returns the status dict."""
-    remove_stale_temporaries(run_dir)
-    status_path = os.path.join(run_dir, "status.json")
-    status = read_status(run_dir)
-    done = {p["id"]: rounds_done(run_dir, plan, p) for p in plan["points"]}
-    todo = [(p, r) for p, r in schedule(plan) if r >= done[p["id"]]]
-    for p in plan["points"]:
-        if done[p["id"]] >= rounds_of(plan, p) and not status.get(p["id"], {}).get("ok"):
-            # killed between the raw file's rename and the status write
-            status[p["id"]] = dict(ok=True, rc=0, errors=0, message="recovered on resume",
-                                   rounds=done[p["id"]], of=rounds_of(plan, p))
-    units = len(schedule(plan))
-    if len(todo) < units:
-        what = (f"rounds of the {len(plan['points'])} points" if plan.get("interleave")
-                else "points")
-        print(f"{PROG}: {units - len(todo)} of {units} {what} already done", file=sys.stderr)
-    durations = [s["seconds"] / max(1, s.get("rounds") or 1) for s in status.values()
-                 if isinstance(s.get("seconds"), (int, float)) and s["seconds"] > 0]
-    progress = Progress(units, units - len(todo), durations, quiet)
-    bookkeeping = threading.Lock()
-    failed = set()
-
-    def run(unit):
-        point, r = unit
-        if point["id"] in failed:
-            return
-        shown = dict(point, _round=r, _of=rounds_of(plan, point))
-        with bookkeeping:
-            progress.start(shown)
-        record = run_round(backend, run_dir, plan, point, r, status.get(point["id"]))
-        with bookkeeping:
-            if not record["ok"] and record["rounds"] <= r:
-                failed.add(point["id"])
-            status[point["id"]] = record
-            atomic_write_json(status_path, status)
-            progress.finish(shown, dict(record, ok=record["ok"] or record["rounds"] > r))
-
-    try:
-        for _ in map_jobs(run, todo, jobs):
-            pass
-    finally:
-        progress.close()
-    return status
+    engine: where the rounds run (engine.py; default: here, `jobs` at once).  A point
+    whose round fails runs no further round in this sweep (a --resume tries again from
+    there).  Returns the status dict."""
+    ex = PlanExecution(backend, run_dir, plan, measured=not plan.get("simulated"))
+    execute_plans([ex], engine or LocalEngine(jobs), quiet)
+    return ex.status
 
 
 def finalize_run(run_dir):

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -311,16 +312,18 @@ def test_execute_plan_runs_a_backend_and_resumes_it(tmp_path, capsys):
     assert backend.calls == [ids[4]] and all(s["ok"] for s in status.values())
 
 
-@pytest.mark.parametrize("jobs", [1, 3])
-def test_execute_plan_runs_jobs_points_at_once(tmp_path, jobs):
-    """jobs > 1 (a simulated sweep's --jobs) runs that many points at a time, one at a
-    time otherwise (a real sweep's); the records are the same."""
+@pytest.mark.parametrize("jobs,simulated", [(1, True), (3, True), (3, False)])
+def test_execute_plan_runs_jobs_points_at_once(tmp_path, jobs, simulated):
+    """jobs > 1 (a simulated sweep's --jobs) runs that many points of a simulated plan at
+    a time; a measured plan's rounds (timings) run one at a time whatever jobs says; the
+    records are the same, each naming the host that ran it."""
     backend = FakeBackend(seconds=0.2)
-    fake = fake_plan()
+    fake = dict(fake_plan(), simulated=simulated)
     status = sweep.execute_plan(backend, str(tmp_path), fake, quiet=True, jobs=jobs)
     assert sorted(backend.calls) == sorted(p["id"] for p in fake["points"])
     assert all(s["ok"] for s in status.values()) and len(status) == 6
-    assert backend.most == 1 if jobs == 1 else 1 < backend.most <= jobs
+    assert all(s["host"] == socket.gethostname() for s in status.values())
+    assert backend.most == 1 if jobs == 1 or not simulated else 1 < backend.most <= jobs
 
 
 def default_stop_signals():
