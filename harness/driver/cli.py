@@ -31,6 +31,12 @@ compare, report) and main(), which turns bad input into one line and exit code 2
                                       simulated against measured: the error table
     ./run.py models | flatten MODEL   the shipped machine models; a model's flat form
 
+  The policy map (harness/driver/policymap.py; `make map`):
+    ./run.py map [--jobs N] [--engine local|dask|dask-local] [--scheduler ADDRESS]
+                                      which policy wins where: forms of imbalance x task
+                                      grains x workers, measured at 1-2 and SIMULATED to 128
+                                      (results/map-<time>/REPORT.md, plots/map-<time>/)
+
 RUN is a run id under results/, 'latest', or a path to a run directory; compare also
 accepts RUN:VARIANT to compare two variants (of one run or of two).
 
@@ -50,7 +56,7 @@ import contextlib
 import os
 import sys
 
-from . import calibrate, simmodel, targetfile, validate
+from . import calibrate, policymap, simmodel, targetfile, validate
 from .build import Build
 from .machine import git_info
 from .targets import KNOWN, TARGET_ROUNDS, check_only, write_into_run
@@ -532,6 +538,7 @@ def build_parser():
     p.add_argument("--no-build", action="store_true", help="do not run `make all refs` first")
     p.set_defaults(func=cmd_targets)
 
+    policymap.add_parser(sub, common)
     add_sim_commands(sub)
     return parser
 

@@ -175,6 +175,8 @@ def record_round(run_dir, plan, point, r, output, record=None):
                               + output["seconds"], 3)
     status["finished"] = now_iso()
     status["host"] = output.get("host")
+    if output.get("worker"):
+        status["worker"] = output["worker"]
     hosts = set((record or {}).get("hosts") or [(record or {}).get("host")]) if r else set()
     hosts = sorted(h for h in hosts | {status["host"]} if h)
     if len(hosts) > 1:

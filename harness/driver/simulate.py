@@ -259,8 +259,15 @@ def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False, en
         simulate_bands(m, run_dir, [p for p in points if p["id"] in ok and (
             bands == "all" or p["workers"] == top and (bands == "top" or p["workload"] in bands))],
                        plan["seed"], jobs, echo)
+    end_sim(run_dir, plan)
+    return [p["id"] for p in points if p["id"] not in ok]
+
+
+def end_sim(run_dir, plan):
+    """End a simulated run whose points have run: meta.json's "finished" and the
+    variants' benchmark contexts, SIMULATED.md."""
     ctx = {}
-    for p in points:
+    for p in plan["points"]:
         path = os.path.join(run_dir, p["raw"])
         if p["variant"] not in ctx and os.path.exists(path):
             ctx[p["variant"]] = load_gb_file(path)[0]
@@ -273,7 +280,6 @@ def finish_sim(run_dir, plan, m, jobs=1, bands=None, echo=print, quiet=False, en
     meta["bench_context"] = ctx
     atomic_write_text(os.path.join(run_dir, "meta.json"), json_text(meta))
     write_simulated(run_dir)
-    return [p["id"] for p in points if p["id"] not in ok]
 
 
 BAND_COUNTERS = ("window_s",)  # time counters a band keeps beside the wall time

@@ -1,0 +1,509 @@
+"""`./run.py map` (and `make map`): which policy wins where, by how much, and why.
+
+The map is the sweep with more points, not a second pipeline.  Its grid (mapgrid.py:
+forms of imbalance x task grains x worker counts) becomes ordinary runs inside one
+directory, results/map-<time>/, each planned by the sweep's planners and run through
+sweep.execute_plans on one engine (engine.py: here, or a Dask cluster):
+
+  map.json             the settings, and each invocation's engine and hosts
+  measured/            a measured run (sweep.start_run: every variant and reference row,
+                       the A/A twin, interleaved rounds) of the registered argument sets
+                       that fall on the grid, at 1 and 2 workers
+  sim-<model>/         a simulated run (simulate.start_sim) of every variant on each
+                       model at its worker counts, one repetition a point; its bands.json
+                       is assembled from the ends below
+  sim-<model>.<end>/   the same points re-simulated with one uncertain cost group at one
+                       end of its range (simmodel.band_ends), for the variants that could
+                       win the cell there: within --band-within of the cell's winner, and
+                       its runner-up; models/ holds the scaled models
+  heldout-here/        the measured cells simulated on the `here` model: the held-out check
+  cells.csv, REPORT.md the cells (mapcells.py), the policy guide and the held-out table
+                       (mapguide.py); the figures and their tables in plots/map-<time>/
+                       (mapfigs.py)
+
+Phases: the measured run first (alone on its machine), then every nominal simulation and
+the held-out one, then the band's ends, then the cells, the report and the figures.  A
+stopped map is finished by `./run.py map --resume MAP`: every run inside keeps what it
+finished; `--report MAP` redraws the report and figures alone."""
+
+import argparse
+import copy
+import json
+import os
+import re
+import sys
+
+from . import mapgrid, simmodel
+from .build import Build
+from .config import PROG, QUICK, ROOT, UsageError, parse_name_list, parse_workers, warn
+from .engine import ENGINES, make_engine
+from .files import atomic_write_json, read_json
+from .fmt import fmt_duration, now_iso
+from .gbjson import params_of
+from .plan import make_point, plan_points, select_targets
+from .proc import usable_cpus
+from .rundata import BANDS, load_run, read_plan
+from .rundir import RunLock
+from .simulate import SimBackend, binary, end_sim, make_sim, start_sim, variants_built
+from .sweep import (BenchBackend, PlanExecution, command_line, execute_plans, finalize_run,
+                    new_run_dir, start_run)
+
+MAP_FILE = "map.json"
+MEASURED = "measured"
+HELDOUT = "heldout-here"
+MEASURED_REPETITIONS = 20    # a measured cell's winner against its runner-up: 20 a side
+BAND_WITHIN = 0.25
+
+
+def sim_dir(model, end=None):
+    return f"sim-{model}" + ("" if end is None else "." + end.replace(" ", ""))
+
+
+def forms_of(keys):
+    if not keys:
+        return list(mapgrid.FORMS)
+    try:
+        return [mapgrid.FORM_BY_KEY[k] for k in keys]
+    except KeyError as e:
+        raise UsageError(f"unknown form {e} (forms: {', '.join(mapgrid.FORM_BY_KEY)})") from None
+
+
+def settings_from(args):
+    """map.json's settings from the command line."""
+    try:
+        grains = mapgrid.parse_grains(args.grains or "all")
+        sim_grains = mapgrid.parse_grains(args.sim_grains)
+        models = mapgrid.parse_models(args.model)
+    except ValueError as e:
+        raise UsageError(f"bad grain or model: {e} (grains in us: 0.1,1,10; models: "
+                         "NAME:W,W)") from None
+    forms = [f.key for f in forms_of(parse_name_list(args.forms, "--forms") if args.forms else None)]
+    sim_forms = parse_name_list(args.sim_forms, "--sim-forms") if args.sim_forms else \
+        [k for k in forms if mapgrid.FORM_BY_KEY[k].simulate]
+    forms_of(sim_forms)
+    for name, workers in models:
+        m = simmodel.load(name)
+        if max(workers) > m["npus"]:
+            raise UsageError(f"--model {name}: {max(workers)} workers, the model has {m['npus']} PUs")
+    within = float("inf") if args.band_within == "all" else float(args.band_within)
+    return dict(version=1, created=now_iso(), command=command_line(),
+                variants=parse_name_list(args.variants, "--variants") if args.variants else None,
+                forms=forms, sim_forms=sim_forms, grains=grains, sim_grains=sim_grains,
+                workers=[] if args.no_measured else parse_workers(args.workers or "1,2"),
+                models=[] if args.no_sim else [[n, list(w)] for n, w in models],
+                repetitions=args.repetitions or MEASURED_REPETITIONS,
+                min_time=args.min_time or QUICK["min_time"],
+                timeout=args.timeout or QUICK["timeout"], seed=args.seed or 1,
+                band_within=None if within == float("inf") else within, engines=[])
+
+
+# --- the points ----------------------------------------------------------------------
+
+def measured_names(listed, settings):
+    """The listed benchmark names that are cells of the map: {name: [(form, grain)]}
+    (two forms share a name where they differ in their metric alone)."""
+    forms = forms_of(settings["forms"])
+    out = {}
+    for name in listed:
+        for f, g in mapgrid.form_of(name, forms):
+            if (g is None or g in settings["grains"]) and any(
+                    f.params(g, w, False) == {k: _num(v) for k, v in params_of(name).items()}
+                    for w in settings["workers"]):
+                out.setdefault(name, []).append((f, g))
+    return out
+
+
+def _num(v):
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def sim_choose(settings, workers, names_at):
+    """start_sim's `choose`: one point per (variant, workers, workload) holding the
+    cells' argument sets; names_at(listing, workers) -> {benchmark: args string}."""
+    def choose(targets, listing, m):
+        points = []
+        for t in targets:
+            for w in workers:
+                sets = names_at(listing, w, t.name)
+                by = {}
+                for name, args in sets.items():
+                    by.setdefault(name.split("/", 1)[0], []).append((name, args))
+                for workload, items in sorted(by.items()):
+                    points.append(make_point(t, t.binary, w, workload, [n for n, _ in items],
+                                             args=[a for _, a in items], filter=None,
+                                             simulated=True, model=m["name"]))
+        return points
+    return choose
+
+
+def grid_sets(settings, listing, workers):
+    """{name: args} of the SIMULATED cells at one worker count."""
+    order = lambda wl: mapgrid.arg_order(listing, wl)
+    cells = mapgrid.cell_names(forms_of(settings["sim_forms"]), settings["sim_grains"],
+                               workers, order, True)
+    return {name: ",".join(str(v) for v in params_of(name).values()) for name in cells}
+
+
+# --- the phases ----------------------------------------------------------------------
+
+def open_or_start(sub, start):
+    """(plan, lock) of the run `sub`: reopened where it exists, else start() -> (run_dir,
+    plan, lock[, ...]) makes it."""
+    if os.path.isdir(sub):
+        plan = read_plan(sub)
+        if plan is None:
+            raise UsageError(f"{sub} has no usable plan.json: remove it to plan it again")
+        return plan, RunLock(sub)
+    got = start()
+    return got[1], got[-1]
+
+
+def measured_plan_args(settings, build, no_build):
+    """sweep.start_run's arguments for the measured run: every variant and reference row
+    (or --variants), the workloads of the forms, the measured worker counts, the full
+    listing (the registered sets of --full: the map's grains are among them) narrowed by a
+    filter to the cells' names; None when no listed set is a cell."""
+    variants = settings["variants"]
+    targets = select_targets(build, variants, no_build)
+    first = next(t for t in targets if not t.reference)
+    names = measured_names(build.list_benchmarks(first.binary, True), settings)
+    if not names:
+        return None
+    return argparse.Namespace(
+        variants=",".join(variants) if variants else None,
+        workloads=",".join(sorted({f.workload for cells in names.values() for f, _ in cells})),
+        workers=",".join(map(str, settings["workers"])), repetitions=settings["repetitions"],
+        min_time=settings["min_time"], timeout=settings["timeout"], full=True, all_sets=False,
+        filter="^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$", out=None,
+        seed=settings["seed"], per_round=1, no_build=True)
+
+
+def run_measured(map_dir, settings, build, engine, args):
+    sub = os.path.join(map_dir, MEASURED)
+    if not os.path.isdir(sub):
+        ns = measured_plan_args(settings, build, args.no_build)
+        if ns is None:
+            warn("no registered argument set falls on the map's grid: nothing measured")
+            return None
+        ns.out = sub
+    plan, lock = open_or_start(sub, lambda: start_run(ns, build))
+    with lock:
+        ex = PlanExecution(BenchBackend(build.root), sub, plan, measured=True)
+        execute_plans([ex], engine, args.quiet)
+        finalize_run(sub)
+    return sub
+
+
+def sim_variants(settings):
+    have = variants_built()
+    want = settings["variants"] or have
+    missing = [v for v in want if v not in have]
+    if missing:
+        raise UsageError(f"not built for simulation: {', '.join(missing)} (`make sim`)")
+    return want
+
+
+def run_simulated(map_dir, settings, engine, args):
+    """The nominal simulations of every model and the held-out one on `here`."""
+    variants = sim_variants(settings)
+    jobs = []
+    for model, workers in settings["models"]:
+        sub = os.path.join(map_dir, sim_dir(model))
+        choose = sim_choose(settings, workers, lambda listing, w, v: grid_sets(settings, listing, w))
+        jobs.append((sub, lambda sub=sub, model=model, workers=workers, choose=choose: start_sim(
+            model, variants, None, list(workers), 1, settings["seed"], sub, command=command_line(),
+            choose=choose)))
+    measured = read_plan(os.path.join(map_dir, MEASURED)) if settings["workers"] else None
+    if measured:
+        names = {}
+        for p in measured["points"]:
+            if not p["reference"] and not p.get("twin_of"):
+                for b in p["benchmarks"]:
+                    names.setdefault(p["workers"], {})[b] = ",".join(params_of(b).values())
+        sub = os.path.join(map_dir, HELDOUT)
+        choose = sim_choose(settings, sorted(names), lambda listing, w, v: names.get(w, {}))
+        jobs.append((sub, lambda sub=sub, choose=choose: start_sim(
+            "here", variants, None, sorted(names), 1, settings["seed"], sub,
+            command=command_line(), choose=choose)))
+    return run_sims(jobs, engine, args)
+
+
+def run_sims(jobs, engine, args):
+    """Open or start each simulated run, run them all with the engine, end each."""
+    opened = []
+    try:
+        for sub, start in jobs:
+            plan, lock = open_or_start(sub, start)
+            opened.append((sub, plan, lock))
+        execute_plans([PlanExecution(SimBackend(os.path.join(sub, "model.flat")), sub, plan,
+                                     measured=False) for sub, plan, _ in opened],
+                      engine, args.quiet)
+        for sub, plan, _ in opened:
+            end_sim(sub, plan)
+    finally:
+        for _, _, lock in opened:
+            lock.release()
+    return [sub for sub, _, _ in opened]
+
+
+def scaled_model(map_dir, model, label, group, factor):
+    """A model JSON with one uncertain cost group at one end of its range, in models/."""
+    m = simmodel.load(model)
+    with open(m["path"], encoding="utf-8") as f:
+        doc = json.load(f)
+    end = "low" if factor < 1 else "high"
+    for c in simmodel.UNCERTAIN[group]:
+        cost = doc["costs_ns"][c]
+        cost["value"] = float(cost["value"]) * factor
+        cost["source"] = f"x{factor:g} (the {end} end of uncertainty.{group}) of: {cost['source']}"
+    doc["description"] = f"{doc.get('description', model)} [band end: {label}]"
+    path = os.path.join(map_dir, "models", f"{model}.{label.replace(' ', '')}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    atomic_write_json(path, doc, sort_keys=False)
+    return path
+
+
+def candidates(sub, settings, within):
+    """{(variant, workers, benchmark)} that could win their cell at a band's end: the
+    cell's winner, its runner-up, and every variant within `within` of the winner (None:
+    every variant), in each metric of the cell's forms."""
+    from .mapcells import form_metrics, ranked
+    data = load_run(sub)
+    out = set()
+    for bench, cells in data.index().items():
+        for workers in sorted({w for _, w in cells}):
+            for metric in form_metrics(bench, forms_of(settings["sim_forms"])):
+                order = ranked({v: r for (v, w), r in cells.items() if w == workers}, metric)
+                if not order:
+                    continue
+                best = order[0][1]
+                for i, (v, t) in enumerate(order):
+                    if i < 2 or within is None or t <= best * (1 + within):
+                        out.add((v, workers, bench))
+    return out
+
+
+def run_ends(map_dir, settings, engine, args):
+    """The band: every model's candidates re-simulated at each end; bands.json."""
+    jobs, ends_of = [], {}
+    for model, workers in settings["models"]:
+        nominal = os.path.join(map_dir, sim_dir(model))
+        cand = candidates(nominal, settings, settings["band_within"])
+        plan = read_plan(nominal)
+        args_of = {(p["variant"], p["workers"], b): a for p in plan["points"]
+                   for b, a in zip(p["benchmarks"], p["args"])}
+        variants = sorted({v for v, _, _ in cand})
+        m = simmodel.load(model)
+        for label, group, factor in simmodel.band_ends(m):
+            sub = os.path.join(map_dir, sim_dir(model, label))
+            ends_of.setdefault(nominal, []).append((label, sub))
+
+            def names_at(listing, w, v, cand=cand, args_of=args_of):
+                return {b: args_of[(v, w, b)] for (cv, cw, b) in cand if cv == v and cw == w}
+
+            def start(sub=sub, model=model, label=label, group=group, factor=factor,
+                      workers=workers, variants=variants, names_at=names_at):
+                path = scaled_model(map_dir, model, label, group, factor)
+                return start_sim(path, variants, None, list(workers), 1, settings["seed"], sub,
+                                 command=command_line(),
+                                 choose=with_end(sim_choose(settings, workers, names_at), label),
+                                 meta_extra={"band_end": label, "band_of": sim_dir(model)})
+            jobs.append((sub, start))
+    run_sims(jobs, engine, args)
+    for nominal, ends in ends_of.items():
+        write_bands(nominal, ends)
+
+
+def with_end(choose, label):
+    return lambda targets, listing, m: [dict(p, band_end=label)
+                                        for p in choose(targets, listing, m)]
+
+
+BAND_METRICS = ("window_s", "p50_us", "p99_us")
+
+
+def write_bands(nominal, ends):
+    """bands.json of a nominal run (simulate.simulate_bands' format, which
+    rundata.load_bands reads) from the runs of its ends."""
+    m = simmodel.load(os.path.join(nominal, "machine.json"))
+    doc = dict(ranges={g: list(r) for g, r in m["ranges"].items()},
+               ends=[label for label, _ in ends], points={}, metrics={}, failed=[])
+    for label, sub in ends:
+        data = load_run(sub)
+        for pid, st in data.status.items():
+            if not st.get("ok"):
+                doc["failed"].append(f"{pid} ({label})")
+        for r in data.usable():
+            key = f"{r.variant}/{r.workers}/{r.benchmark}"
+            doc["points"].setdefault(key, {})[label] = r.median()
+            for metric in BAND_METRICS:
+                if r.values(metric):
+                    doc["metrics"].setdefault(metric, {}).setdefault(key, {})[label] = \
+                        r.median(metric)
+    atomic_write_json(os.path.join(nominal, BANDS), doc, sort_keys=False)
+
+
+# --- the command ---------------------------------------------------------------------
+
+def map_dir_of(spec, root):
+    for candidate in (spec, os.path.join(root, "results", spec)):
+        if os.path.isfile(os.path.join(candidate, MAP_FILE)):
+            return os.path.abspath(candidate)
+    raise UsageError(f"no map '{spec}' (a directory with {MAP_FILE}, or an id under "
+                     f"{os.path.join(root, 'results')})")
+
+
+def sim_cells(settings):
+    """[(form, grain, workers)] of the SIMULATED part (one per model and worker count)."""
+    forms = forms_of(settings["sim_forms"])
+    return [(f, g, w) for _, workers in settings["models"] for w in workers for f in forms
+            for g in ([None] if f.grain is None else settings["sim_grains"])
+            if f.params(g, w, True) is not None]
+
+
+def estimate(settings, build, args):
+    """Lines that state what the map will run and about how long it takes."""
+    lines = []
+    jobs = args.jobs if args.engine == "local" else max(args.jobs, usable_cpus())
+    if settings["workers"]:
+        ns = measured_plan_args(settings, build, args.no_build)
+        if ns is not None:
+            targets = select_targets(build, settings["variants"], True)
+            points = plan_points(build, targets, parse_name_list(ns.workloads, "forms"),
+                                 settings["workers"], ns.filter, True)
+            seen = mapgrid.earlier_iterations(os.path.join(args.root, "results"))
+            sec = mapgrid.estimate_measured(
+                points, settings["repetitions"], settings["min_time"],
+                lambda p, b: seen.get((p["workers"], b)) or mapgrid.nominal_iteration_s(p, b))
+            cells = {(p["workers"], b) for p in points for b in p["benchmarks"]}
+            lines.append(f"measured: {len(cells)} cells, {len(points)} points x "
+                         f"{settings['repetitions']} repetitions (interleaved rounds, "
+                         f"min_time {settings['min_time']:g} s): about {fmt_duration(sec)} "
+                         "(iterations timed in earlier runs under results/, else from "
+                         "their work)")
+    if settings["models"]:
+        variants = len(settings["variants"] or variants_built() or build.variants)
+        cells = sim_cells(settings)
+        ends = max(len(simmodel.band_ends(simmodel.load(m))) for m, _ in settings["models"])
+        share = 1.0 if settings["band_within"] is None else 0.5
+        sec = mapgrid.estimate_sim([(f, g, w) for f, g, w in cells], variants, ends, share, jobs)
+        lines.append(
+            f"SIMULATED: {len(cells)} cells x {variants} variants, each nominal and at {ends} "
+            f"band ends ({'every variant' if share == 1 else 'the variants within ' + format(settings['band_within'], '.0%') + ' of the winner, about half'}): "
+            f"about {fmt_duration(sec)} with {jobs} at once (simbench's CPU time per run "
+            "as timed here, mapgrid.SIM_RUN_S)")
+    return lines
+
+
+def write_outputs(map_dir, settings, args):
+    """The cells, the report and the figures of a map (its runs as they are)."""
+    from . import mapcells, mapfigs, mapreport
+    from .gnuplot import plots_dir
+    data = mapcells.load_map(map_dir, settings)
+    mapcells.write_cells_csv(os.path.join(map_dir, "cells.csv"), data.cells)
+    figures = []
+    if not args.no_plot:
+        # a map under results/ draws into plots/<map-id>/, one elsewhere (--out) beside it
+        inside = os.path.dirname(map_dir) == os.path.abspath(os.path.join(args.root, "results"))
+        where = plots_dir(args.root, os.path.basename(map_dir)) if inside else \
+            os.path.join(map_dir, "plots")
+        figures = mapfigs.write_figures(data, where)
+    path = mapreport.write_report(map_dir, data, figures)
+    print(f"{PROG}: map report: {os.path.relpath(path)}", file=sys.stderr)
+    return 0
+
+
+def cmd_map(args):
+    if args.report:
+        map_dir = map_dir_of(args.report, args.root)
+        return write_outputs(map_dir, read_json(os.path.join(map_dir, MAP_FILE)), args)
+    build = Build(args.root)
+    if args.resume:
+        map_dir = map_dir_of(args.resume, args.root)
+        settings = read_json(os.path.join(map_dir, MAP_FILE))
+        lock = RunLock(map_dir)
+    else:
+        settings = settings_from(args)
+        if settings["models"] and not args.no_build:
+            make_sim()
+        if args.estimate:
+            print("\n".join(f"{PROG}: map: {line}" for line in estimate(settings, build, args)))
+            return 0
+        map_dir, lock = new_run_dir(args.out, args.root, lambda run_id: {
+            MAP_FILE: dict(settings, map_id=run_id)}, prefix="map-")
+    with lock:
+        if settings["models"] and not args.no_build:
+            make_sim()
+        for line in estimate(settings, build, args):
+            print(f"{PROG}: map: {line}", file=sys.stderr)
+        engine = make_engine(args.engine, args.scheduler, args.jobs)
+        try:
+            settings = read_json(os.path.join(map_dir, MAP_FILE))
+            settings["engines"].append(dict(engine.describe(), at=now_iso(),
+                                            command=command_line()))
+            atomic_write_json(os.path.join(map_dir, MAP_FILE), settings, sort_keys=False)
+            if settings["workers"]:
+                run_measured(map_dir, settings, build, engine, args)
+            run_simulated(map_dir, settings, engine, args)
+            if settings["models"]:
+                run_ends(map_dir, settings, engine, args)
+        except KeyboardInterrupt:
+            print(f"\n{PROG}: map stopped; continue with: {sys.argv[0]} map --resume "
+                  f"{os.path.relpath(map_dir)}", file=sys.stderr)
+            raise
+        finally:
+            engine.close()
+        return write_outputs(map_dir, settings, args)
+
+
+def add_parser(sub, common):
+    p = sub.add_parser("map", parents=[common], allow_abbrev=False,
+                       help="the policy map: which policy wins where, measured at 1-2 workers "
+                            "and SIMULATED on the machine models (results/map-<time>/)")
+    p.add_argument("--variants", metavar="LIST", help="only these variants (default: every "
+                   "variant the build lists, and the reference rows where they apply)")
+    p.add_argument("--forms", metavar="LIST",
+                   help=f"the forms of imbalance (default all: {', '.join(mapgrid.FORM_BY_KEY)})")
+    p.add_argument("--sim-forms", metavar="LIST",
+                   help="the forms SIMULATED (default: all but uts, whose trees cost more "
+                        "than the rest)")
+    p.add_argument("--grains", metavar="US,US|all",
+                   help="the grain axis in microseconds (default all: 0.1 to 1000 in half "
+                        "decades); a measured cell is a registered set on it")
+    p.add_argument("--sim-grains", metavar="US,US|decades|all",
+                   help="the grains SIMULATED (default decades: 0.1, 1, 10, 100, 1000 us)")
+    p.add_argument("--workers", metavar="LIST", help="measured worker counts (default 1,2)")
+    p.add_argument("--model", action="append", metavar="MODEL:W,W",
+                   help="a machine model and its SIMULATED worker counts, repeatable "
+                        "(default: epyc16:4,16 twosocket64:64 numa128:128)")
+    p.add_argument("--no-measured", action="store_true", help="the SIMULATED part alone")
+    p.add_argument("--no-sim", action="store_true", help="the measured part alone")
+    p.add_argument("--repetitions", type=int, metavar="N",
+                   help=f"measured repetitions a point (default {MEASURED_REPETITIONS})")
+    p.add_argument("--min-time", type=float, metavar="S", help="--benchmark_min_time a repetition")
+    p.add_argument("--timeout", type=float, metavar="S", help="limit a bench invocation")
+    p.add_argument("--seed", type=int, help="the measured rounds' order and the simulations' seed")
+    p.add_argument("--band-within", default=str(BAND_WITHIN), metavar="FRACTION|all",
+                   help="re-simulate at the band's ends the variants within this share of "
+                        f"a cell's winner, and its runner-up (default {BAND_WITHIN}; all: "
+                        "every variant)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="simulations at once on the local engine (default 1), threads of "
+                        "the dask-local worker")
+    p.add_argument("--engine", choices=ENGINES, default="local",
+                   help="where the points run: here (local, the default), a Dask cluster "
+                        "(dask, with --scheduler) or a Dask LocalCluster (dask-local)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler (tcp://host:8786)")
+    p.add_argument("--out", metavar="DIR", help="the map's directory (default results/map-<time>)")
+    p.add_argument("--resume", metavar="MAP", help="finish a stopped map")
+    p.add_argument("--report", metavar="MAP", help="only write a map's cells, report and figures")
+    p.add_argument("--estimate", action="store_true",
+                   help="say what the map would run and about how long, and stop")
+    p.add_argument("--no-build", action="store_true", help="do not run make first")
+    p.add_argument("--no-plot", action="store_true", help="no figures")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_map)
+    return p
