@@ -4,6 +4,8 @@
 #   make test            build and run every test on every variant (+ aarch64 under qemu)
 #   make run             the default sweep, its simulated companions, the performance
 #                        targets (./run.py run --sim epyc16,twosocket64 --targets)
+#   make map             the policy map: which policy wins where, measured at 1-2 workers and
+#                        SIMULATED on the machine models (./run.py map --jobs $(MAP_JOBS))
 #   make list-variants   the variants the build finds (variants/*/variant.h)
 #   make list-workloads  the workloads the build finds (workloads/*.c)
 #   make hooks V=<v>     every policy hook as variant <v> resolves it
@@ -152,6 +154,13 @@ include asm/rules.mk harness/bench/rules.mk harness/ref/rules.mk harness/ref/go/
 
 run: all refs sim
 	$(PYTHON) run.py run --sim epyc16,twosocket64 --targets
+
+# the policy map (harness/driver/policymap.py): the measured part alone on this machine,
+# then the SIMULATED part MAP_JOBS at once; MAP_ARGS for more (--engine dask --scheduler ...)
+MAP_JOBS ?= 2
+.PHONY: map
+map: all refs sim
+	$(PYTHON) run.py map --jobs $(MAP_JOBS) $(MAP_ARGS)
 
 # --- make bundle: one archive to measure on another Linux machine (harness/driver/bundle.py)
 # ARCH=aarch64 makes the aarch64 flavour (the variants' benches; the reference rows are

@@ -128,7 +128,7 @@ class DaskEngine:
             self.name = "dask-local"
             self.cluster = LocalCluster(n_workers=1, threads_per_worker=jobs or usable_cpus(),
                                         processes=True, resources={MACHINE: 1},
-                                        dashboard_address=None)
+                                        dashboard_address=":0")
             address = self.cluster
         elif not address:
             raise UsageError("--engine dask needs --scheduler ADDRESS (or --engine dask-local)")

@@ -176,7 +176,7 @@ def band_cells(cells, run_dir, errors):
 
 def band_note(ends, error):
     bits = [f"sensitivity band over {ends} ends" if ends else "no band"]
-    bits.append(f"widened by the held-out error {error:.1%}" if error is not None
+    bits.append(f"widened by the held-out error of the ratios {error:.1%}" if error is not None
                 else "no held-out error for the form")
     return "; ".join(bits)
 
@@ -210,6 +210,15 @@ class Heldout:
     def worst(self):
         return max(self.errors.values(), key=abs)
 
+    @property
+    def ratio_errors(self):
+        """Each other variant's time over the measured winner's, predicted against
+        measured, - 1: the error of the ratios a margin is made of."""
+        w = self.measured_winner
+        return {v: (self.predicted[v] / self.predicted[w]) / (self.cell.medians[v] /
+                                                              self.cell.medians[w]) - 1
+                for v in self.errors if v != w}
+
 
 def fitted_points(run_dir):
     """{(variant, workers, benchmark)} the here model's code costs were fitted to
@@ -239,12 +248,15 @@ def heldout_rows(measured_cells, sim):
 
 
 def form_errors(rows):
-    """{form key: median |error|} over the held-out (not in-sample) cells' variants."""
+    """{form key: median |error| of the ratios} over the held-out (not in-sample) cells:
+    how far the here model's time of a variant over the winner's is from the measured
+    one.  A margin is such a ratio, so this, not the error of a time alone (which a
+    ratio partly cancels), is what widens a SIMULATED range."""
     per = {}
     for row in rows:
         if not row.in_sample:
-            per.setdefault(row.cell.form.key, []).extend(abs(e) for e in row.errors.values())
-    return {k: statistics.median(v) for k, v in per.items()}
+            per.setdefault(row.cell.form.key, []).extend(abs(e) for e in row.ratio_errors.values())
+    return {k: statistics.median(v) for k, v in per.items() if v}
 
 
 def aa_comparisons(data, cells):

@@ -213,7 +213,8 @@ def rule_fragile(data):
     if ends:
         end, k = ends.most_common(1)[0]
         text += (f" In {len(flipping)} another variant wins at an end of the band; the end "
-                 f"that flips the most is `{end}` ({k} cells): on such a cell that cost decides, "
+                 f"that flips the most is `{end}` ({k} cell{'' if k == 1 else 's'}): on such a "
+                 "cell that cost decides, "
                  "so measure it on the target machine before choosing.")
     return [Rule("fragile", "Where the model cannot decide, measure", text,
                  [c.id for c in fragile], 0.4 * len(fragile))]
@@ -241,10 +242,13 @@ def rule_heldout(data):
     agree = [r for r in rows if r.agree]
     errs = [abs(e) for r in rows for e in r.errors.values()]
     bad = [r.cell.id for r in rows if not r.agree]
+    ratios = [abs(e) for r in rows for e in r.ratio_errors.values()]
     text = (f"The here model picked the measured winner in {len(agree)} of {len(rows)} "
-            f"held-out cells, with a median error of {statistics.median(errs):.1%} per point")
+            f"held-out cells; its times are off by {statistics.median(errs):.1%} (median), "
+            f"its ratios between variants by {statistics.median(ratios):.1%}")
     text += (f"; it disagreed at {', '.join(bad)}." if bad else ".")
-    text += " A SIMULATED margin smaller than that error is read as fragile."
+    text += (" A SIMULATED margin within its form's ratio error is read as fragile "
+             "(the widening of every SIMULATED range).")
     return [Rule("heldout", "Trust a SIMULATED winner only beyond the simulator's error", text,
                  [r.cell.id for r in rows], 0.5 * len(rows))]
 

@@ -128,14 +128,18 @@ def heldout(data):
                           f"`{r.predicted_winner}`)" for r in bad) + ".", ""]
     else:
         L += ["Simulator and measurement agree on every held-out cell's winner.", ""]
-    L += ["| cell | variants | median abs(error) | worst error | measured winner | "
-          "predicted winner | agree |", "|---|---|---|---|---|---|---|"]
+    L += ["| cell | variants | median abs(error) | worst error | median abs(error) of "
+          "the ratios to the winner | measured winner | predicted winner | agree |",
+          "|---|---|---|---|---|---|---|---|"]
     for r in out:
+        ratios = [abs(e) for e in r.ratio_errors.values()]
         L.append(f"| {cell_words(r.cell)} | {len(r.errors)} | {r.median_abs:.1%} | "
-                 f"{r.worst:+.1%} | `{r.measured_winner}` | `{r.predicted_winner}` | "
-                 f"{'yes' if r.agree else '**no**'} |")
+                 f"{r.worst:+.1%} | {statistics.median(ratios):.1%} | `{r.measured_winner}` | "
+                 f"`{r.predicted_winner}` | {'yes' if r.agree else '**no**'} |")
     if data.errors:
-        L += ["", "The held-out error per form, which widens that form's SIMULATED ranges: "
+        L += ["", "A margin is a ratio of two variants' times, so the error that widens a "
+              "form's SIMULATED ranges is that of the ratios (each variant's time over the "
+              "measured winner's, predicted against measured), per form: "
               + ", ".join(f"{k} {v:.1%}" for k, v in data.errors.items()) + "."]
     return L + [""]
 

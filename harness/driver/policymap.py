@@ -302,7 +302,9 @@ def run_ends(map_dir, settings, engine, args):
             ends_of.setdefault(nominal, []).append((label, sub))
 
             def names_at(listing, w, v, cand=cand, args_of=args_of):
-                return {b: args_of[(v, w, b)] for (cv, cw, b) in cand if cv == v and cw == w}
+                # in the nominal plan's order: the same plan wherever it is made
+                return {b: a for (cv, cw, b), a in args_of.items()
+                        if cv == v and cw == w and (cv, cw, b) in cand}
 
             def start(sub=sub, model=model, label=label, group=group, factor=factor,
                       workers=workers, variants=variants, names_at=names_at):
