@@ -219,8 +219,9 @@ def test_the_guide_is_generated_from_the_cells(small_map):
         for side in ("winner", "runner"):
             if getattr(c, side) == "chaselev":
                 setattr(c, side, "zz-renamed")
-                c.counters["zz-renamed"] = c.counters.pop("chaselev", {})
-                c.medians["zz-renamed"] = c.medians.pop("chaselev")
+        for d in (c.counters, c.medians):
+            if "chaselev" in d:
+                d["zz-renamed"] = d.pop("chaselev")
     for r in renamed.heldout:               # their cells are the renamed ones (deepcopy)
         for d in (r.errors, r.predicted):
             if "chaselev" in d:
