@@ -24,10 +24,9 @@ import os
 import statistics
 
 from . import compare as cmp
-from .config import BASELINES
 from .files import atomic_write_text, read_json
 from .mapgrid import FORM_BY_KEY, form_of, grain_words
-from .rundata import load_bands, load_run, read_meta
+from .rundata import load_bands, load_run
 
 MEASURED_FAMILY = "map: winner vs runner-up, measured"
 AA_FAMILY = "map: A/A"
@@ -336,10 +335,6 @@ def load_map(map_dir, settings):
     return MapData(map_dir, settings, cells, heldout, errors, aa, policies, hosts, runs)
 
 
-def is_pool(variant):
-    return variant in BASELINES
-
-
 CELL_HEADERS = ["cell", "form", "grain_us", "workers", "machine", "simulated", "benchmark",
                 "metric", "winner", "runner_up", "margin", "low", "high", "verdict", "range",
                 "flips", "ends", "variants"] + \
@@ -371,14 +366,3 @@ def cells_csv(cells):
 
 def write_cells_csv(path, cells):
     atomic_write_text(path, cells_csv(cells))
-
-
-def simulated_words(data):
-    """'SIMULATED epyc16, twosocket64' for captions."""
-    models = [m for m, _ in data.settings["models"]]
-    return "SIMULATED " + ", ".join(models) if models else ""
-
-
-def model_meta(data, model):
-    from .policymap import sim_dir
-    return read_meta(os.path.join(data.map_dir, sim_dir(model)))

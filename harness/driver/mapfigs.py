@@ -149,11 +149,6 @@ class MapFigure:
         return out.getvalue()
 
 
-def legend(colours):
-    """The colour of each variant, in words, for the report and the figures' titles."""
-    return ", ".join(f"{v} {c}" for v, c in colours.items())
-
-
 def figures(data):
     """The map's figures: grain x workers per form, grain x form per worker count, form x
     workers per grain."""

@@ -26,7 +26,12 @@ SIM_GRAINS_NS = (100, 1000, 10000, 100000, 1000000)
 MEASURED_WORKERS = (1, 2)
 # The machine models and the worker counts SIMULATED on each.
 MODELS = (("epyc16", (4, 16)), ("twosocket64", (64,)), ("numa128", (128,)))
-MIN_TASKS_PER_WORKER = 16
+MIN_TASKS_PER_WORKER = 8
+# A form with one submitter is bound by its starts (a few us each) below a grain of some
+# us x P: its simulated time, and the simulation's cost, grow with its task count (every
+# idle worker probing all the while: numa at 128 workers costs 100 s of CPU for 20000
+# tasks of 1 us), so its SIMULATED cells take at most this many tasks.
+SUBMITTER_SIM_CAP = 2000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +47,7 @@ class Form:
     size: str = None
     work_ns: float = 0.0
     cap: int = 20000
+    sim_cap: int = None           # at most this many tasks SIMULATED (default: cap)
     per_worker: bool = False      # the task count a multiple of the workers
     metric: str = "real_time_s"
     sim_fixed: tuple = ()         # parameters a SIMULATED point sets otherwise
@@ -63,7 +69,8 @@ class Form:
             out[self.grain] = grain_ns // 1000
         else:
             out[self.grain] = grain_ns
-        tasks = min(self.cap, max(MIN_TASKS_PER_WORKER * workers, round(self.work_ns / grain_ns)))
+        cap = self.sim_cap if simulated and self.sim_cap else self.cap
+        tasks = min(cap, max(MIN_TASKS_PER_WORKER * workers, round(self.work_ns / grain_ns)))
         if self.per_worker:
             tasks = -(-tasks // workers) * workers
         out[self.size] = tasks
@@ -91,9 +98,10 @@ FORMS = (
     Form("skewed", "skewed sizes: 0x to 2x the grain, rising along the list, from one "
          "foreign submitter", "imbalance",
          (("imbalance", 2), ("submitters", 1), ("late", 0), ("skew", 1)), "grain_us",
-         "tasks", 200e6),
+         "tasks", 200e6, sim_cap=SUBMITTER_SIM_CAP),
     Form("foreign", "one foreign submitter: equal tasks from one plain pthread, a wake-up each",
-         "spawn_batch", (("batch", 0), ("from", 0), ("spin", 0)), "grain_ns", "n", 40e6),
+         "spawn_batch", (("batch", 0), ("from", 0), ("spin", 0)), "grain_ns", "n", 40e6,
+         sim_cap=SUBMITTER_SIM_CAP),
     Form("fib", "task tree: fib(25), a task per call, almost no work in each", "fib",
          (("n", 25),)),
     Form("uts", "task tree: UTS T1, uneven subtrees found by stealing", "uts", (("tree", 1),),
@@ -225,19 +233,23 @@ def parse_models(items):
 
 # --- what it costs --------------------------------------------------------------------
 
-# simbench CPU seconds per run (its warm-up and one repetition) on this 2-core VM:
-# about SIM_RUN_S[0] + SIM_RUN_S[1] x workers for a form of the default grid, timed with
-# `time` on chaselev, spin and threadpool, article, imbalance and spawn_batch at 4-128
-# workers; the latency form's busy workers poll the clock and cost SIM_FORM_FACTOR more.
-SIM_RUN_S = (0.25, 0.022)
-SIM_FORM_FACTOR = {"arrival-p99": 1.5, "arrival-p50": 0.0, "fib": 1.0, "uts": 12.0}
+# simbench CPU seconds per run (its warm-up and one repetition) on this 2-core VM, as
+# a + b x workers: the least-squares line through the means of chaselev, half, spin,
+# static and threadpool on article (1 us and 1 ms), imbalance (skewed, 10 us) and
+# spawn_batch (0.1 us and 100 us) at 4, 16, 64 and 128 workers (0.42, 0.61, 2.0, 4.6 s,
+# timed with `time`, load average about 2); the forms that cost otherwise have their own
+# line: uts hashes 4.1 million nodes for real, latency's busy workers poll the clock,
+# and arrival-p50 shares arrival-p99's runs.
+SIM_RUN_S = (0.15, 0.034)
+SIM_RUN_FORM = {"uts": (6.0, 0.25), "arrival-p99": (0.35, 0.04), "arrival-p50": (0.0, 0.0)}
 # measured: a bench invocation's start (process, topology, the answer's cache) beside
 # its iterations, and the fewest iterations Google Benchmark runs
 BENCH_START_S = 0.12
 
 
 def sim_run_seconds(form, workers):
-    return (SIM_RUN_S[0] + SIM_RUN_S[1] * workers) * SIM_FORM_FACTOR.get(form.key, 1.0)
+    a, b = SIM_RUN_FORM.get(form.key, SIM_RUN_S)
+    return a + b * workers
 
 
 def estimate_sim(cells, variants, ends, candidates=1.0, jobs=1):

@@ -10,7 +10,6 @@ import statistics
 from . import compare as cmp
 from .config import REPRESENTATIVE
 from .files import atomic_write_text
-from .fmt import format_table
 from .mapcells import FRAGILE, ROBUST, UNDECIDED
 from .mapgrid import FORM_BY_KEY, MISSING, SIM_GRAINS_NS, GRAINS_NS, grain_words
 from .mapguide import not_representative, rules
@@ -208,8 +207,3 @@ def write_report(map_dir, data, entries):
     path = os.path.join(map_dir, "REPORT.md")
     atomic_write_text(path, text)
     return path
-
-
-def table_rows(cells):
-    return format_table(["cell", "winner", "margin", "verdict"],
-                        [[c.id, c.winner, c.comparison.text(), c.verdict] for c in cells])

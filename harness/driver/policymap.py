@@ -27,24 +27,23 @@ stopped map is finished by `./run.py map --resume MAP`: every run inside keeps w
 finished; `--report MAP` redraws the report and figures alone."""
 
 import argparse
-import copy
-import json
 import os
 import re
 import sys
 
 from . import mapgrid, simmodel
 from .build import Build
-from .config import PROG, QUICK, ROOT, UsageError, parse_name_list, parse_workers, warn
+from .config import PROG, QUICK, UsageError, parse_name_list, parse_workers, warn
 from .engine import ENGINES, make_engine
 from .files import atomic_write_json, read_json
 from .fmt import fmt_duration, now_iso
 from .gbjson import params_of
 from .plan import make_point, plan_points, select_targets
 from .proc import usable_cpus
-from .rundata import BANDS, load_run, read_plan
+from .mapbands import candidates, scaled_model, with_end, write_bands
+from .rundata import read_plan
 from .rundir import RunLock
-from .simulate import SimBackend, binary, end_sim, make_sim, start_sim, variants_built
+from .simulate import SimBackend, end_sim, make_sim, start_sim, variants_built
 from .sweep import (BenchBackend, PlanExecution, command_line, execute_plans, finalize_run,
                     new_run_dir, start_run)
 
@@ -249,43 +248,6 @@ def run_sims(jobs, engine, args):
     return [sub for sub, _, _ in opened]
 
 
-def scaled_model(map_dir, model, label, group, factor):
-    """A model JSON with one uncertain cost group at one end of its range, in models/."""
-    m = simmodel.load(model)
-    with open(m["path"], encoding="utf-8") as f:
-        doc = json.load(f)
-    end = "low" if factor < 1 else "high"
-    for c in simmodel.UNCERTAIN[group]:
-        cost = doc["costs_ns"][c]
-        cost["value"] = float(cost["value"]) * factor
-        cost["source"] = f"x{factor:g} (the {end} end of uncertainty.{group}) of: {cost['source']}"
-    doc["description"] = f"{doc.get('description', model)} [band end: {label}]"
-    path = os.path.join(map_dir, "models", f"{model}.{label.replace(' ', '')}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write_json(path, doc, sort_keys=False)
-    return path
-
-
-def candidates(sub, settings, within):
-    """{(variant, workers, benchmark)} that could win their cell at a band's end: the
-    cell's winner, its runner-up, and every variant within `within` of the winner (None:
-    every variant), in each metric of the cell's forms."""
-    from .mapcells import form_metrics, ranked
-    data = load_run(sub)
-    out = set()
-    for bench, cells in data.index().items():
-        for workers in sorted({w for _, w in cells}):
-            for metric in form_metrics(bench, forms_of(settings["sim_forms"])):
-                order = ranked({v: r for (v, w), r in cells.items() if w == workers}, metric)
-                if not order:
-                    continue
-                best = order[0][1]
-                for i, (v, t) in enumerate(order):
-                    if i < 2 or within is None or t <= best * (1 + within):
-                        out.add((v, workers, bench))
-    return out
-
-
 def run_ends(map_dir, settings, engine, args):
     """The band: every model's candidates re-simulated at each end; bands.json."""
     jobs, ends_of = [], {}
@@ -317,35 +279,6 @@ def run_ends(map_dir, settings, engine, args):
     run_sims(jobs, engine, args)
     for nominal, ends in ends_of.items():
         write_bands(nominal, ends)
-
-
-def with_end(choose, label):
-    return lambda targets, listing, m: [dict(p, band_end=label)
-                                        for p in choose(targets, listing, m)]
-
-
-BAND_METRICS = ("window_s", "p50_us", "p99_us")
-
-
-def write_bands(nominal, ends):
-    """bands.json of a nominal run (simulate.simulate_bands' format, which
-    rundata.load_bands reads) from the runs of its ends."""
-    m = simmodel.load(os.path.join(nominal, "machine.json"))
-    doc = dict(ranges={g: list(r) for g, r in m["ranges"].items()},
-               ends=[label for label, _ in ends], points={}, metrics={}, failed=[])
-    for label, sub in ends:
-        data = load_run(sub)
-        for pid, st in data.status.items():
-            if not st.get("ok"):
-                doc["failed"].append(f"{pid} ({label})")
-        for r in data.usable():
-            key = f"{r.variant}/{r.workers}/{r.benchmark}"
-            doc["points"].setdefault(key, {})[label] = r.median()
-            for metric in BAND_METRICS:
-                if r.values(metric):
-                    doc["metrics"].setdefault(metric, {}).setdefault(key, {})[label] = \
-                        r.median(metric)
-    atomic_write_json(os.path.join(nominal, BANDS), doc, sort_keys=False)
 
 
 # --- the command ---------------------------------------------------------------------
@@ -386,6 +319,11 @@ def estimate(settings, build, args):
                          f"min_time {settings['min_time']:g} s): about {fmt_duration(sec)} "
                          "(iterations timed in earlier runs under results/, else from "
                          "their work)")
+            held = [(mapgrid.form_of(b)[0][0], None, w) for w, b in cells if mapgrid.form_of(b)]
+            variants = len(settings["variants"] or variants_built() or build.variants)
+            lines.append(f"held-out: the {len(cells)} measured cells on the here model, "
+                         f"{variants} variants: about "
+                         f"{fmt_duration(mapgrid.estimate_sim(held, variants, 0, 0, jobs))}")
     if settings["models"]:
         variants = len(settings["variants"] or variants_built() or build.variants)
         cells = sim_cells(settings)
@@ -415,7 +353,29 @@ def write_outputs(map_dir, settings, args):
         figures = mapfigs.write_figures(data, where)
     path = mapreport.write_report(map_dir, data, figures)
     print(f"{PROG}: map report: {os.path.relpath(path)}", file=sys.stderr)
+    if getattr(args, "publish", False):
+        publish_map(map_dir, args.root)
     return 0
+
+
+def publish_map(map_dir, root):
+    """Prune every run of the map to its published form (publish.publish_run: no logs,
+    large raw files gzip-compressed, no absolute path); refused, before anything is
+    pruned, when one of them may not be published (measured with uncommitted code)."""
+    from .publish import publish_run, run_publishable
+    subs = sorted(os.path.join(map_dir, d) for d in os.listdir(map_dir)
+                  if os.path.isfile(os.path.join(map_dir, d, "plan.json")))
+    for sub in subs:
+        ok, why = run_publishable(sub)
+        if not ok:
+            raise UsageError(f"the map cannot be published: {os.path.basename(sub)}: {why}")
+    for sub in subs:
+        publish_run(sub, os.path.join(sub, "plots"), root)
+    settings = read_json(os.path.join(map_dir, MAP_FILE))
+    settings["published"] = now_iso()
+    atomic_write_json(os.path.join(map_dir, MAP_FILE), settings, sort_keys=False)
+    print(f"{PROG}: {os.path.relpath(map_dir)}: published ({len(subs)} runs pruned)",
+          file=sys.stderr)
 
 
 def cmd_map(args):
@@ -502,6 +462,9 @@ def add_parser(sub, common):
     p.add_argument("--out", metavar="DIR", help="the map's directory (default results/map-<time>)")
     p.add_argument("--resume", metavar="MAP", help="finish a stopped map")
     p.add_argument("--report", metavar="MAP", help="only write a map's cells, report and figures")
+    p.add_argument("--publish", action="store_true",
+                   help="at the end, prune every run of the map to its published form "
+                        "(refused for code with uncommitted changes)")
     p.add_argument("--estimate", action="store_true",
                    help="say what the map would run and about how long, and stop")
     p.add_argument("--no-build", action="store_true", help="do not run make first")

@@ -7,7 +7,6 @@ cells, a figure and a table per pair of axes; a resumed map runs nothing twice."
 import copy
 import csv
 import glob
-import io
 import json
 import os
 import re
@@ -133,6 +132,8 @@ def test_a_form_sizes_its_cells_and_refuses_what_it_cannot_express():
     assert big >= mapgrid.MIN_TASKS_PER_WORKER * 128 and big % 128 == 0
     foreign = mapgrid.FORM_BY_KEY["foreign"]
     assert foreign.params(100, 4, True)["grain_ns"] == 100
+    assert foreign.params(100, 2, False)["n"] == 20000          # registered; SIMULATED less:
+    assert foreign.params(100, 128, True)["n"] == mapgrid.SUBMITTER_SIM_CAP   # starts bind
     assert mapgrid.FORM_BY_KEY["fib"].params(1000, 2, False) is None
     arrival = mapgrid.FORM_BY_KEY["arrival-p99"]
     assert arrival.params(None, 2, False)["probes"] != arrival.params(None, 64, True)["probes"]
@@ -280,3 +281,15 @@ def test_an_estimate_runs_nothing(small_map, tmp_path):
     assert p.returncode == 0, p.stderr
     assert "SIMULATED:" in p.stdout and not os.path.exists(log)
     assert not os.path.exists(os.path.join(small_map["root"], "results"))
+
+
+def test_a_map_of_uncommitted_code_is_not_published(small_map, tmp_path):
+    """--publish prunes every run of the map, or none: a measured run that is not
+    publishable (here: not measured in a git checkout) stops it before anything goes."""
+    out = str(tmp_path / "map")
+    shutil.copytree(small_map["out"], out)
+    p = cli("map", "--report", out, "--publish", "--no-plot", "--root", small_map["root"],
+            env=map_env(small_map["sim_build"]))
+    assert p.returncode == 2 and "the map cannot be published: " in p.stderr
+    assert os.path.isdir(os.path.join(out, "measured", "logs"))
+    assert os.path.isdir(os.path.join(out, "sim-epyc16", "logs"))
