@@ -17,8 +17,10 @@ for its commands in simulated time); the modules, each named for what it holds:
               run's medians and bands, a measured run's simulated companions
     plan      the points of a sweep (measured or simulated), the pinned busy-loop rate
     rundir    a run directory created whole, and locked while a sweep writes it
+    rounds    the interleaved rounds: their order, one round run (anywhere) and recorded
     sweep     running a plan with a backend (the benches', or simulate's) in interleaved
               rounds, resumable; start / resume / finish a run
+    engine    where the rounds run: here, or on a Dask distributed cluster
     machine   the machine record (meta.json)
     simmodel  machine models (harness/machines/): read, check, flatten for the engine
     simulate  a sweep in simulated time: the backend that runs build-sim/<v>/simbench,
@@ -37,5 +39,12 @@ for its commands in simulated time); the modules, each named for what it holds:
     report    REPORT.md (and a simulated run's SIMULATED.md)
     publish   a run pruned to its published form, README's answer block
     bundle    `make bundle`: the archive that measures on another machine
+    policymap `./run.py map`: the policy map's runs, phases and command line
+    mapgrid   its grid: forms of imbalance, grains, workers, models; what they cost
+    mapbands  its SIMULATED band: scaled models, candidates, bands.json
+    mapcells  its cells: winner, margin, verdict, counters; the held-out check
+    mapguide  the policy guide, generated from the cells
+    mapfigs   its figures and their tables, one per pair of axes
+    mapreport its REPORT.md
     cli       the command line and its commands
 """

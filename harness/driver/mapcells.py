@@ -9,10 +9,13 @@ Hodges-Lehmann ratio of the two variants' repetitions with the family's simultan
 ratio of the nominal simulations, its range the sensitivity band (at each end of each
 uncertain cost group, the best other candidate's time over the nominal winner's, below
 1 where another variant wins there), widened by the here model's held-out error for the
-form (compare.simulated).  The verdict is read off that range:
+form (compare.simulated).  The verdict is read off that range, against TIE (a margin
+smaller than that is a tie, not a win: a winner by 0.1% is no finding):
 
-    robust     the whole range lies above 1: the winner wins at every end
-    fragile    the range holds 1: the winner changes within the band or the interval
+    robust     the whole range lies above TIE: the winner wins, by more than a tie, at
+               every end of the band or the interval
+    fragile    the range reaches below TIE: the winner changes within the band or the
+               interval, or it is tied with its runner-up somewhere in it
     undecided  no range can be made: too few repetitions for the family's level, or no
                band and no held-out error (a SIMULATED cell whose ends all failed)."""
 
@@ -29,6 +32,7 @@ from .mapgrid import FORM_BY_KEY, form_of, grain_words
 from .rundata import load_bands, load_run
 
 MEASURED_FAMILY = "map: winner vs runner-up, measured"
+TIE = 1.02          # a margin (runner-up / winner) below this is a tie
 AA_FAMILY = "map: A/A"
 ROBUST, FRAGILE, UNDECIDED = "robust", "fragile", "undecided"
 
@@ -111,10 +115,10 @@ def make_cell(form, grain, workers, machine, bench, results, metric, family, sim
     (winner, _), (runner, _) = order[0], order[1]
     labels = dict(benchmark=bench, workers=workers, base=runner, variant=winner, metric=metric)
     if simulated:
-        c = cmp.simulated(family, order[1][1] / order[0][1], **labels)
+        c = cmp.simulated(family, order[1][1] / order[0][1], threshold=TIE, **labels)
     else:
         c = cmp.compare(family, results[runner].values(metric), results[winner].values(metric),
-                        **labels)
+                        threshold=TIE, **labels)
     if c is None:
         return None
     return Cell(form, grain, workers, machine, simulated, bench, metric, dict(order),
@@ -166,7 +170,7 @@ def band_cells(cells, run_dir, errors):
         c = cell.comparison
         band = (min(margins), max(margins)) if len(margins) > 1 else None
         cell.comparison = cmp.simulated(c.family, c.ratio, band, errors.get(cell.form.key),
-                                        note=band_note(len(margins) - 1, errors.get(cell.form.key)),
+                                        threshold=c.threshold, note=band_note(len(margins) - 1, errors.get(cell.form.key)),
                                         **c.labels)
         cell.flips, cell.ends = flips, len(margins) - 1
         out.append(cell)

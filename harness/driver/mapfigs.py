@@ -29,11 +29,13 @@ def variant_colours(cells):
     """{variant: colour}, stable: the order of the variants (pools and reference rows
     among them) by name, each the next colour of the driver's palette."""
     names = sorted({c.winner for c in cells} | {c.runner for c in cells})
-    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(names)}
+    colours = [c for c in PALETTE if c != "#666666"]   # grey, shaded, reads as "missing"
+    return {v: colours[i % len(colours)] for i, v in enumerate(names)}
 
 
 def shade(colour, margin):
-    """The winner's colour blended towards white by how small the margin is."""
+    """(the winner's colour blended towards white by how small the margin is, as an
+    integer 0xRRGGBB for gnuplot's `rgb variable`; the strength of the colour)."""
     strength = 0.2 + 0.8 * min(1.0, max(0.0, (margin - 1) / (MARGIN_FULL - 1)))
     rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
     mixed = [round(255 - (255 - c) * strength) for c in rgb]

@@ -234,13 +234,13 @@ def parse_models(items):
 # --- what it costs --------------------------------------------------------------------
 
 # simbench CPU seconds per run (its warm-up and one repetition) on this 2-core VM, as
-# a + b x workers: the least-squares line through the means of chaselev, half, spin,
-# static and threadpool on article (1 us and 1 ms), imbalance (skewed, 10 us) and
-# spawn_batch (0.1 us and 100 us) at 4, 16, 64 and 128 workers (0.42, 0.61, 2.0, 4.6 s,
-# timed with `time`, load average about 2); the forms that cost otherwise have their own
-# line: uts hashes 4.1 million nodes for real, latency's busy workers poll the clock,
-# and arrival-p50 shares arrival-p99's runs.
-SIM_RUN_S = (0.15, 0.034)
+# a + b x workers: the least-squares line through the mean cost of a cell of the default
+# grid at 4, 16, 64 and 128 workers (0.42, 0.61, 2.0 and 3.0 s: article at 1 us and
+# 1 ms, skewed, foreign at 0.1 and 100 us, timed with `time` over five variants at 4-64
+# workers and all ten at 128, load average about 2); the forms that cost otherwise have
+# their own line: uts hashes 4.1 million nodes for real, latency's busy workers poll the
+# clock, and arrival-p50 shares arrival-p99's runs.
+SIM_RUN_S = (0.37, 0.021)
 SIM_RUN_FORM = {"uts": (6.0, 0.25), "arrival-p99": (0.35, 0.04), "arrival-p50": (0.0, 0.0)}
 # measured: a bench invocation's start (process, topology, the answer's cache) beside
 # its iterations, and the fewest iterations Google Benchmark runs
@@ -250,6 +250,15 @@ BENCH_START_S = 0.12
 def sim_run_seconds(form, workers):
     a, b = SIM_RUN_FORM.get(form.key, SIM_RUN_S)
     return a + b * workers
+
+
+def band_share(within):
+    """The share of a cell's variants re-simulated at the band's ends, as a trial map
+    found it (10 variants on epyc16 at 16 and numa128 at 128 workers: about 60% within
+    10% of the winner, 85% within 25%); every variant when within is None."""
+    if within is None:
+        return 1.0
+    return 0.6 if within <= 0.1 else 0.85 if within <= 0.25 else 1.0
 
 
 def estimate_sim(cells, variants, ends, candidates=1.0, jobs=1):

@@ -20,7 +20,7 @@ import math
 import statistics
 
 from .config import BASELINES, REPRESENTATIVE
-from .mapcells import COUNTERS, FRAGILE, ROBUST, UNDECIDED
+from .mapcells import COUNTERS, FRAGILE, ROBUST, TIE, UNDECIDED
 from .mapgrid import grain_words
 
 MIN_RULES, MAX_RULES = 5, 10
@@ -208,8 +208,9 @@ def rule_fragile(data):
         return []
     ends = collections.Counter(end for c in fragile for end, _ in c.flips)
     flipping = [c for c in fragile if c.flips]
-    text = (f"{len(fragile)} of the {len(sim)} SIMULATED cells are fragile: the winner's "
-            "margin is within its band (and the held-out error).")
+    text = (f"{len(fragile)} of the {len(sim)} SIMULATED cells are fragile: within its band "
+            "(widened by the held-out error) the winner changes, or wins by less than "
+            f"{(TIE - 1) * 100:g}%.")
     if ends:
         end, k = ends.most_common(1)[0]
         text += (f" In {len(flipping)} another variant wins at an end of the band; the end "

@@ -10,7 +10,7 @@ import statistics
 from . import compare as cmp
 from .config import REPRESENTATIVE
 from .files import atomic_write_text
-from .mapcells import FRAGILE, ROBUST, UNDECIDED
+from .mapcells import FRAGILE, ROBUST, TIE, UNDECIDED
 from .mapgrid import FORM_BY_KEY, MISSING, SIM_GRAINS_NS, GRAINS_NS, grain_words
 from .mapguide import not_representative, rules
 
@@ -39,8 +39,10 @@ def intro(data):
          "sensitivity band (each uncertain cost group of the model at each end of its "
          "range, one at a time, the best other candidate against the winner there) widened "
          "by the here model's held-out error for the form.", "",
-         f"**Verdict**: *{ROBUST}*: the whole range lies above 1, the winner wins at every end; "
-         f"*{FRAGILE}*: the range holds 1, the winner changes within the band or the interval; "
+         f"**Verdict**: *{ROBUST}*: the whole range lies above {TIE:g}, the winner wins by more "
+         f"than a tie ({(TIE - 1) * 100:g}%) at every end and across the interval; "
+         f"*{FRAGILE}*: the range reaches below {TIE:g}, the winner changes within the band or "
+         "the interval, or is tied with its runner-up somewhere in it; "
          f"*{UNDECIDED}*: no range can be made (too few repetitions, or a SIMULATED cell "
          "without a band or a held-out error).  The counters that explain a cell: steal "
          "attempts per steal, parks and wake-ups per task, CPU time per wall time.", ""]

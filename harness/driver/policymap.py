@@ -51,7 +51,7 @@ MAP_FILE = "map.json"
 MEASURED = "measured"
 HELDOUT = "heldout-here"
 MEASURED_REPETITIONS = 20    # a measured cell's winner against its runner-up: 20 a side
-BAND_WITHIN = 0.25
+BAND_WITHIN = 0.10
 
 
 def sim_dir(model, end=None):
@@ -328,13 +328,15 @@ def estimate(settings, build, args):
         variants = len(settings["variants"] or variants_built() or build.variants)
         cells = sim_cells(settings)
         ends = max(len(simmodel.band_ends(simmodel.load(m))) for m, _ in settings["models"])
-        share = 1.0 if settings["band_within"] is None else 0.5
-        sec = mapgrid.estimate_sim([(f, g, w) for f, g, w in cells], variants, ends, share, jobs)
+        within = settings["band_within"]
+        share = mapgrid.band_share(within)
+        sec = mapgrid.estimate_sim(cells, variants, ends, share, jobs)
+        who = "every variant" if within is None else \
+            f"the variants within {within:.0%} of the winner, about {share:.0%} of them"
         lines.append(
             f"SIMULATED: {len(cells)} cells x {variants} variants, each nominal and at {ends} "
-            f"band ends ({'every variant' if share == 1 else 'the variants within ' + format(settings['band_within'], '.0%') + ' of the winner, about half'}): "
-            f"about {fmt_duration(sec)} with {jobs} at once (simbench's CPU time per run "
-            "as timed here, mapgrid.SIM_RUN_S)")
+            f"band ends ({who}): about {fmt_duration(sec)} with {jobs} at once on free "
+            "cores (simbench's CPU time per run as timed here, mapgrid.SIM_RUN_S)")
     return lines
 
 
