@@ -1,6 +1,6 @@
 #!/bin/sh
 # harness/realcheck.sh -- check the simulator's predictions on a machine with more cores
-# than ours (issue 13, point 5), in one go: about 5-8 minutes on 16 cores.
+# than ours, in one go: about 5-8 minutes on 16 cores.
 #
 #   sh harness/realcheck.sh OUT [WORKERS]        WORKERS: default 1,2,4,8,16
 #

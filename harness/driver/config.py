@@ -108,7 +108,7 @@ COMPANION_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD)
 # plots, report), the documentation or the machine models (a simulated run records the
 # model it used).  A run is publishable only when this code had no uncommitted change
 # when it started (meta.json git.code_dirty); tests/py/test_published.py checks that the
-# runs the documents present were measured at the code now in it; harness/rules.mk
+# runs the documents present were measured at the code now in it; harness/bench/rules.mk
 # stamps a bench "-dirty" by the same paths.
 def measured_code(simulated=False):
     """The pathspecs of the code a real (or simulated) run measures."""

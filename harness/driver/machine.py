@@ -69,7 +69,7 @@ def code_changes(rev, head="HEAD", simulated=False, root=None):
 def stale_binaries(rev, contexts, revisions=None):
     """The binaries that record another revision than `rev` (the tree's, in full), or one
     with uncommitted changes: ["chaselev: 7f4ac87-dirty", ...].  Each bench compiles in
-    the revision it was built from (harness/rules.mk); `contexts` holds one JSON context
+    the revision it was built from (harness/bench/rules.mk); `contexts` holds one JSON context
     per binary, `revisions` every git_rev its raw files record (a rebuild between two
     points of one run shows there)."""
     seen = {}

@@ -29,7 +29,7 @@ def select_targets(build, names, no_build):
     """The binaries to measure: the named variants/references (all when names is None),
     brought up to date with make unless no_build (or in a bundle, which builds nothing).
     make is incremental, so an up-to-date tree costs a second; and a commit since the last
-    build rebuilds the revision stamp each bench records (harness/rules.mk), so the run
+    build rebuilds the revision stamp each bench records (harness/bench/rules.mk), so the run
     never measures binaries whose record names an older revision.  A reference that was
     not asked for by name and cannot be built is skipped with a warning."""
     variants, references = build.variants, build.references

@@ -5,7 +5,7 @@ benchmarks, worker counts and variants, and writes a markdown table: for each
 benchmark, variant and worker count the measured median, the simulated (predicted)
 median and the error (predicted / measured - 1); then the median |error|, the worst
 case, and per benchmark and worker count Kendall's tau between the measured and the
-predicted order of the variants (1 = the same order).  Targets (issue 13): median
+predicted order of the variants (1 = the same order).  The simulator's targets: median
 |error| <= 10 %, worst <= 25 %, order preserved.
 
 Beside the error against the median, each point's error beyond the measured range

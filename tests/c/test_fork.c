@@ -153,6 +153,10 @@ static void *busy(void *p)
 
 Test(fork, a_child_forked_while_the_scheduler_runs_starts_its_own, .timeout = 120)
 {
+#ifdef SB_UNDER_TSAN /* sbtest.h: built with -fsanitize=thread */
+    cr_skip_test("ThreadSanitizer cannot start threads in the child of a multi-threaded fork "
+                 "(it dies there: die_after_fork)");
+#endif
     cr_assert_eq(bthread_setconcurrency(2), 0);
     cr_assert_eq(bthread_sem_init(&parked, 0), 0);
     cr_assert_eq(bthread_mutex_init(&busy_mutex, NULL), 0);
@@ -196,6 +200,10 @@ static void *forks(void *p)
 
 Test(fork, a_child_forked_inside_a_bthread_starts_its_own, .timeout = 60)
 {
+#ifdef SB_UNDER_TSAN /* sbtest.h: built with -fsanitize=thread */
+    cr_skip_test("ThreadSanitizer cannot start threads in the child of a multi-threaded fork "
+                 "(it dies there: die_after_fork)");
+#endif
     cr_assert_eq(bthread_setconcurrency(2), 0);
     int status = -1;
     bthread_t t;
