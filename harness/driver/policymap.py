@@ -84,7 +84,11 @@ def settings_from(args):
         m = simmodel.load(name)
         if max(workers) > m["npus"]:
             raise UsageError(f"--model {name}: {max(workers)} workers, the model has {m['npus']} PUs")
-    within = float("inf") if args.band_within == "all" else float(args.band_within)
+    try:
+        within = float("inf") if args.band_within == "all" else \
+            float(args.band_within or BAND_WITHIN)
+    except ValueError:
+        raise UsageError(f"--band-within {args.band_within}: a fraction, or all") from None
     return dict(version=1, created=now_iso(), command=command_line(),
                 variants=parse_name_list(args.variants, "--variants") if args.variants else None,
                 forms=forms, sim_forms=sim_forms, grains=grains, sim_grains=sim_grains,
@@ -423,54 +427,60 @@ def cmd_map(args):
         return write_outputs(map_dir, settings, args)
 
 
+# The map's options: (flag, metavar, help) of those that take a value ...
+OPTIONS = (
+    ("--variants", "LIST", "only these variants (default: every variant the build lists, "
+     "and the reference rows where they apply)"),
+    ("--forms", "LIST", f"the forms of imbalance (default all: {', '.join(mapgrid.FORM_BY_KEY)})"),
+    ("--sim-forms", "LIST", "the forms SIMULATED (default: all but uts, whose trees cost "
+     "more than the rest)"),
+    ("--grains", "US,US|all", "the grain axis in microseconds (default all: 0.1 to 1000 in "
+     "half decades); a measured cell is a registered set on it"),
+    ("--sim-grains", "US,US|decades|all", "the grains SIMULATED (default decades: 0.1, 1, "
+     "10, 100, 1000 us)"),
+    ("--workers", "LIST", "measured worker counts (default 1,2)"),
+    ("--band-within", "FRACTION|all", "re-simulate at the band's ends the variants within "
+     f"this share of a cell's winner, and its runner-up (default {BAND_WITHIN}; all: every "
+     "variant)"),
+    ("--scheduler", "ADDRESS", "the Dask scheduler of --engine dask (tcp://host:8786)"),
+    ("--out", "DIR", "the map's directory (default results/map-<time>)"),
+    ("--resume", "MAP", "finish a stopped map"),
+    ("--report", "MAP", "only write a map's cells, report and figures"),
+)
+# ... and of the switches
+SWITCHES = (
+    ("--no-measured", "the SIMULATED part alone"),
+    ("--no-sim", "the measured part alone"),
+    ("--publish", "at the end, prune every run of the map to its published form (refused "
+     "for code with uncommitted changes)"),
+    ("--estimate", "say what the map would run and about how long, and stop"),
+    ("--no-build", "do not run make first"),
+    ("--no-plot", "no figures"),
+    ("--quiet", "no progress output"),
+)
+
+
 def add_parser(sub, common):
     p = sub.add_parser("map", parents=[common], allow_abbrev=False,
                        help="the policy map: which policy wins where, measured at 1-2 workers "
                             "and SIMULATED on the machine models (results/map-<time>/)")
-    p.add_argument("--variants", metavar="LIST", help="only these variants (default: every "
-                   "variant the build lists, and the reference rows where they apply)")
-    p.add_argument("--forms", metavar="LIST",
-                   help=f"the forms of imbalance (default all: {', '.join(mapgrid.FORM_BY_KEY)})")
-    p.add_argument("--sim-forms", metavar="LIST",
-                   help="the forms SIMULATED (default: all but uts, whose trees cost more "
-                        "than the rest)")
-    p.add_argument("--grains", metavar="US,US|all",
-                   help="the grain axis in microseconds (default all: 0.1 to 1000 in half "
-                        "decades); a measured cell is a registered set on it")
-    p.add_argument("--sim-grains", metavar="US,US|decades|all",
-                   help="the grains SIMULATED (default decades: 0.1, 1, 10, 100, 1000 us)")
-    p.add_argument("--workers", metavar="LIST", help="measured worker counts (default 1,2)")
+    for flag, metavar, text in OPTIONS:
+        p.add_argument(flag, metavar=metavar, help=text)
+    for flag, text in SWITCHES:
+        p.add_argument(flag, action="store_true", help=text)
     p.add_argument("--model", action="append", metavar="MODEL:W,W",
                    help="a machine model and its SIMULATED worker counts, repeatable "
                         "(default: epyc16:4,16 twosocket64:64 numa128:128)")
-    p.add_argument("--no-measured", action="store_true", help="the SIMULATED part alone")
-    p.add_argument("--no-sim", action="store_true", help="the measured part alone")
     p.add_argument("--repetitions", type=int, metavar="N",
                    help=f"measured repetitions a point (default {MEASURED_REPETITIONS})")
     p.add_argument("--min-time", type=float, metavar="S", help="--benchmark_min_time a repetition")
     p.add_argument("--timeout", type=float, metavar="S", help="limit a bench invocation")
     p.add_argument("--seed", type=int, help="the measured rounds' order and the simulations' seed")
-    p.add_argument("--band-within", default=str(BAND_WITHIN), metavar="FRACTION|all",
-                   help="re-simulate at the band's ends the variants within this share of "
-                        f"a cell's winner, and its runner-up (default {BAND_WITHIN}; all: "
-                        "every variant)")
     p.add_argument("--jobs", type=int, default=1,
                    help="simulations at once on the local engine (default 1), threads of "
                         "the dask-local worker")
     p.add_argument("--engine", choices=ENGINES, default="local",
                    help="where the points run: here (local, the default), a Dask cluster "
                         "(dask, with --scheduler) or a Dask LocalCluster (dask-local)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler (tcp://host:8786)")
-    p.add_argument("--out", metavar="DIR", help="the map's directory (default results/map-<time>)")
-    p.add_argument("--resume", metavar="MAP", help="finish a stopped map")
-    p.add_argument("--report", metavar="MAP", help="only write a map's cells, report and figures")
-    p.add_argument("--publish", action="store_true",
-                   help="at the end, prune every run of the map to its published form "
-                        "(refused for code with uncommitted changes)")
-    p.add_argument("--estimate", action="store_true",
-                   help="say what the map would run and about how long, and stop")
-    p.add_argument("--no-build", action="store_true", help="do not run make first")
-    p.add_argument("--no-plot", action="store_true", help="no figures")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_map)
     return p
