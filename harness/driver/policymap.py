@@ -200,18 +200,20 @@ def run_measured(map_dir, settings, build, engine, args):
     return sub
 
 
-def sim_variants(settings):
+def sim_variants(settings, build):
+    """The variants SIMULATED: --variants, else every one `make list-variants` names
+    (never a list kept here), each built for simulation."""
     have = variants_built()
-    want = settings["variants"] or have
+    want = settings["variants"] or build.variants
     missing = [v for v in want if v not in have]
     if missing:
         raise UsageError(f"not built for simulation: {', '.join(missing)} (`make sim`)")
     return want
 
 
-def run_simulated(map_dir, settings, engine, args):
+def run_simulated(map_dir, settings, build, engine, args):
     """The nominal simulations of every model and the held-out one on `here`."""
-    variants = sim_variants(settings)
+    variants = sim_variants(settings, build)
     jobs = []
     for model, workers in settings["models"]:
         sub = os.path.join(map_dir, sim_dir(model))
@@ -324,12 +326,12 @@ def estimate(settings, build, args):
                          "(iterations timed in earlier runs under results/, else from "
                          "their work)")
             held = [(mapgrid.form_of(b)[0][0], None, w) for w, b in cells if mapgrid.form_of(b)]
-            variants = len(settings["variants"] or variants_built() or build.variants)
+            variants = len(settings["variants"] or build.variants)
             lines.append(f"held-out: the {len(cells)} measured cells on the here model, "
                          f"{variants} variants: about "
                          f"{fmt_duration(mapgrid.estimate_sim(held, variants, 0, 0, jobs))}")
     if settings["models"]:
-        variants = len(settings["variants"] or variants_built() or build.variants)
+        variants = len(settings["variants"] or build.variants)
         cells = sim_cells(settings)
         ends = max(len(simmodel.band_ends(simmodel.load(m))) for m, _ in settings["models"])
         within = settings["band_within"]
@@ -415,7 +417,7 @@ def cmd_map(args):
             atomic_write_json(os.path.join(map_dir, MAP_FILE), settings, sort_keys=False)
             if settings["workers"]:
                 run_measured(map_dir, settings, build, engine, args)
-            run_simulated(map_dir, settings, engine, args)
+            run_simulated(map_dir, settings, build, engine, args)
             if settings["models"]:
                 run_ends(map_dir, settings, engine, args)
         except KeyboardInterrupt:
