@@ -227,12 +227,14 @@ def rule_measured(data):
     if not measured or not open_:
         return []
     forms = ", ".join(dict.fromkeys(c.form.key for c in open_))
-    workers = ", ".join(str(w) for w in sorted({c.workers for c in measured}))
-    return [Rule("measured", f"Measured on {workers} worker(s), {len(open_)} of "
-                 f"{len(measured)} cells have no decided winner",
+    counts = sorted({c.workers for c in measured})
+    workers = " and ".join(str(w) for w in counts) + (" workers" if counts != [1] else " worker")
+    return [Rule("measured", f"Measured at {workers}, {len(open_)} of {len(measured)} cells "
+                 "have no decided winner",
                  f"In {len(open_)} of the {len(measured)} measured cells the winner's interval "
-                 f"over the runner-up holds 1 or the repetitions cannot decide ({forms}): "
-                 "there the choice of policy makes no measurable difference on this machine.",
+                 f"over the runner-up reaches below a {(TIE - 1) * 100:g}% margin, or the "
+                 f"repetitions cannot decide ({forms}): there the choice of policy makes no "
+                 "measurable difference on this machine.",
                  [c.id for c in open_], 0.3 * len(open_))]
 
 

@@ -69,10 +69,12 @@ def not_chaselev(data):
     robust = [c for c in data.cells if c.verdict == ROBUST]
     L = [f"## Robust cells not won by `{REPRESENTATIVE}`", ""]
     if not cells:
-        L += [f"None: of the {len(data.cells)} cells ({len(robust)} robust), every robust "
-              f"winner is `{REPRESENTATIVE}`.  The map looked at the forms "
-              f"{', '.join(data.settings['forms'])}, the grains and worker counts of the grid "
-              "below.", ""]
+        found = (f"every one of the {len(robust)} robust cells is won by `{REPRESENTATIVE}`"
+                 if robust else "no cell is robust")
+        L += [f"None: of the {len(data.cells)} cells, {found}.  The map looked at the forms "
+              f"{', '.join(data.settings['forms'])} (SIMULATED: "
+              f"{', '.join(data.settings['sim_forms'])}), at the grains and worker counts of "
+              "the grid below.", ""]
         return L
     L += [f"{len(cells)} of the {len(robust)} robust cells are won by another variant:", "",
           "| cell | winner | runner-up | margin | why (winner / runner-up) |",
