@@ -234,22 +234,25 @@ def parse_models(items):
 # --- what it costs --------------------------------------------------------------------
 
 # simbench CPU seconds per run (its warm-up and one repetition) on this 2-core VM, as
-# a + b x workers: the least-squares line through the mean cost of a cell of the default
-# grid at 4, 16, 64 and 128 workers (0.42, 0.61, 2.0 and 3.0 s: article at 1 us and
-# 1 ms, skewed, foreign at 0.1 and 100 us, timed with `time` over five variants at 4-64
-# workers and all ten at 128, load average about 2); the forms that cost otherwise have
-# their own line: uts hashes 4.1 million nodes for real, latency's busy workers poll the
-# clock, and arrival-p50 shares arrival-p99's runs.
-SIM_RUN_S = (0.37, 0.021)
-SIM_RUN_FORM = {"uts": (6.0, 0.25), "arrival-p99": (0.35, 0.04), "arrival-p50": (0.0, 0.0)}
+# a + b x P + c x P^2 for P workers: every idle worker probes for as long as the run
+# lasts, so the cost grows faster than P.  The default line goes through the mean cost
+# of a cell of the default grid (article at 1 us and 1 ms, skewed at 1 us, foreign at
+# 0.1 us; chaselev, numa, spin and threadpool) timed with `time` on a quiet machine (load
+# average about 1): 0.36 s at 16 workers, 1.07 at 64, 3.66 at 128 (0.42 at 4, and all ten
+# variants at 128 at 3.0, with the load about 2).  The forms that cost otherwise have their
+# own line: uts hashes 4.1 million nodes for real, latency's busy workers poll the clock,
+# and arrival-p50 shares arrival-p99's runs.
+SIM_RUN_S = (0.31, 0.0, 0.000205)
+SIM_RUN_FORM = {"uts": (6.0, 0.25, 0.0), "arrival-p99": (0.35, 0.04, 0.0),
+                "arrival-p50": (0.0, 0.0, 0.0)}
 # measured: a bench invocation's start (process, topology, the answer's cache) beside
 # its iterations, and the fewest iterations Google Benchmark runs
 BENCH_START_S = 0.12
 
 
 def sim_run_seconds(form, workers):
-    a, b = SIM_RUN_FORM.get(form.key, SIM_RUN_S)
-    return a + b * workers
+    a, b, c = SIM_RUN_FORM.get(form.key, SIM_RUN_S)
+    return a + b * workers + c * workers * workers
 
 
 def band_share(within):
