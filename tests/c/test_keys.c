@@ -271,7 +271,8 @@ Test(keys, key_churn_never_hands_a_value_to_another_keys_destructor, .timeout = 
     cr_assert_eq(pthread_create(&ch, NULL, churner, NULL), 0);
     enum { BATCH = 1000 };
     static bthread_t ids[BATCH];
-    int64_t end = mono_ns() + (SB_SANITIZED ? 2 : 4) * 1000000000ll;
+    /* seconds of churn: fewer under a sanitizer or an emulator (sb_rounds) */
+    int64_t end = mono_ns() + sb_rounds(SB_SANITIZED ? 2 : 4, 1) * 1000000000ll;
     while (mono_ns() < end) {
         for (int i = 0; i < BATCH; i++)
             cr_assert_eq(bthread_start_background(&ids[i], NULL, sets_both_keys, NULL), 0);
