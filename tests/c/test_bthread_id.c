@@ -742,7 +742,8 @@ static void *victim_joiner(void *p)
 
 Test(bthread_id_stress, destroy_races_lockers_issuers_and_joiners, .timeout = 120)
 {
-    for (int round = 0; round < KILL_ROUNDS; round++) {
+    const int rounds = (int)sb_rounds(KILL_ROUNDS, KILL_ROUNDS / 5); /* sbtest.h */
+    for (int round = 0; round < rounds; round++) {
         victim_t v = {.kills = 0};
         cr_assert_eq(bthread_id_create(&v.id, &v, maybe_kill), 0);
         bthread_t bt[5];

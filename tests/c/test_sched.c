@@ -1,9 +1,9 @@
 /*
  * test_sched.c -- the scheduler core on every variant: spawn/join at scale, nested
  * spawns, brpc's join semantics, calls from foreign pthreads, errno isolation, every
- * stack type, many bthreads alive at once, shutdown and restart, the guard page, exit,
- * urgent starts, sleeps and interrupts, bthread-local storage, and the per-variant
- * statistics that show each policy at work.
+ * stack type, many bthreads alive at once, shutdown and restart, a running scheduler
+ * that grows, the guard page, exit, urgent starts, bthread-local storage, and the
+ * statistics that show each stated property of the policy (bthread_get_policy) at work.
  */
 #include "sbtest.h"
 #include <errno.h>
@@ -28,6 +28,13 @@ static void *count_one(void *arg)
 }
 
 static void set_workers(int n) { cr_assert_eq(bthread_setconcurrency(n), 0); }
+
+static bthread_policy_t policy(void)
+{
+    bthread_policy_t p;
+    bthread_get_policy(&p);
+    return p;
+}
 
 /* ---- spawn and join ----------------------------------------------------------------- */
 static void *spawner(void *arg)
@@ -78,7 +85,7 @@ Test(sched, nested_spawn_fib_is_right_on_1_and_2_workers, .timeout = 60)
 {
 #ifdef SB_UNDER_TSAN
     /* TSan keeps per-fiber state in its own maps; on a variant without inline joins
-     * (threadpool) fib(22) has thousands of blocked bthreads and TSan's maps plus the
+     * (one shared queue) fib(22) has thousands of blocked bthreads and TSan's maps plus the
      * guarded stacks outgrow vm.max_map_count (TSan then aborts in munmap). */
     const int n = 18;
 #else
@@ -198,14 +205,15 @@ Test(sched, the_first_start_leaves_the_callers_errno_alone, .timeout = 30)
     cr_assert_eq(bthread_join(t, NULL), 0);
     cr_assert_eq(errno, 4321);
     errno = 4322;
-    (void)bthread_setconcurrency(bthread_getconcurrency() + 1); /* EPERM on numa: fine */
+    (void)bthread_setconcurrency(bthread_getconcurrency() + 1); /* EPERM if fixed: fine */
     cr_assert_eq(errno, 4322, "growing changed errno to %d", errno);
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
 /* A bthread that yields while it waits for a task queued on a busy worker must let that
  * task run: a yield that finds nothing ready on its own worker still tries a steal now
- * and then (bthread_yield).  `blocker` starts `yielder`, waits (without yielding) until
+ * and then (bthread_yield).  Where tasks stay home (keeps_tasks) nothing moves a task to
+ * another worker, by design.  `blocker` starts `yielder`, waits (without yielding) until
  * another worker runs it, then queues `releaser` behind itself and spins until it ran:
  * only the yielder's worker can run it. */
 static _Atomic int yielder_running, released, blocker_result;
@@ -253,9 +261,8 @@ static void *blocker(void *arg)
 
 Test(sched, a_yielding_bthread_lets_work_queued_on_a_busy_worker_run, .timeout = 60)
 {
-    const char *v = bthread_variant_name();
-    if (!strcmp(v, "static") || !strcmp(v, "affinity"))
-        cr_skip_test("%s never moves a task to another worker", v);
+    if (policy().keeps_tasks)
+        cr_skip_test("tasks stay home here (keeps_tasks): none moves to another worker");
     set_workers(2);
     bthread_t b, ids[2];
     atomic_store(&blocker_result, -1);
@@ -376,7 +383,7 @@ Test(sched, shutdown_and_restart_with_another_worker_count, .timeout = 60)
         bthread_join(t, NULL);
         cr_assert_eq(a.r, 610);
         cr_assert_eq(bthread_getconcurrency(), w);
-        if (w > 1) /* running: grows (test_reliab.c), never shrinks */
+        if (w > 1) /* running: grows (below), never shrinks */
             cr_assert_eq(bthread_setconcurrency(w - 1), EPERM);
         bthread_worker_stats_t st[8];
         cr_assert_eq(bthread_get_stats(st, 8), w);
@@ -403,6 +410,81 @@ Test(sched, shutdown_refuses_while_bthreads_live, .timeout = 30)
     butex_wake(b);
     bthread_join(t, NULL);
     butex_destroy(b);
+    cr_assert_eq(bthread_shutdown(), 0);
+}
+
+/* ---- a running scheduler grows ------------------------------------------------------ */
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+typedef struct start_req { bthread_t *tid; void *(*fn)(void *); void *arg; } start_req_t;
+static void *start_from_thread(void *p)
+{
+    start_req_t *r = p;
+    cr_assert_eq(bthread_start_background(r->tid, NULL, r->fn, r->arg), 0);
+    return NULL;
+}
+
+static void *fan_child(void *p)
+{
+    int64_t end = mono_ns() + 200000;
+    while (mono_ns() < end) {
+    }
+    atomic_fetch_add((_Atomic long *)p, 1);
+    return NULL;
+}
+
+static void *start_sixteen(void *p)
+{
+    start_req_t *r = p;
+    for (int i = 0; i < 16; i++)
+        start_from_thread(&r[i]);
+    return NULL;
+}
+
+Test(sched, setconcurrency_grows_a_running_scheduler_never_shrinks, .timeout = 30)
+{
+    cr_assert_eq(bthread_setconcurrency(2), 0);
+    _Atomic long ran = 0;
+    bthread_t t[64];
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(bthread_start_background(&t[i], NULL, fan_child, &ran), 0);
+    for (int i = 0; i < 64; i++)
+        bthread_join(t[i], NULL);
+    cr_assert_eq(bthread_getconcurrency(), 2);
+    if (policy().fixed_workers) { /* e.g. victim orders fixed at start-up (documented) */
+        cr_assert_eq(bthread_setconcurrency(4), EPERM);
+        cr_assert_eq(bthread_shutdown(), 0);
+        return;
+    }
+    cr_assert_eq(bthread_setconcurrency(4), 0);
+    cr_assert_eq(bthread_getconcurrency(), 4);
+    cr_assert_eq(bthread_setconcurrency(3), EPERM, "never shrinks");
+    cr_assert_eq(bthread_setconcurrency(4), 0);
+    cr_assert_eq(bthread_setconcurrency(BTHREAD_MAX_CONCURRENCY + 1), EINVAL);
+    for (int round = 0; round < 3; round++) {
+        /* from four new pthreads: where a submitter's tasks go to a home worker of its
+         * own, each gets the next one */
+        pthread_t th[4];
+        start_req_t r[64];
+        for (int i = 0; i < 64; i++)
+            r[i] = (start_req_t){&t[i], fan_child, &ran};
+        for (int k = 0; k < 4; k++)
+            cr_assert_eq(pthread_create(&th[k], NULL, start_sixteen, &r[16 * k]), 0);
+        for (int k = 0; k < 4; k++)
+            pthread_join(th[k], NULL);
+        for (int i = 0; i < 64; i++)
+            bthread_join(t[i], NULL);
+    }
+    cr_assert_eq(atomic_load(&ran), 4 * 64);
+    bthread_worker_stats_t st[8];
+    cr_assert_eq(bthread_get_stats(st, 8), 4);
+    uint64_t run_new = st[2].tasks_run + st[3].tasks_run + st[2].remote_pops + st[3].remote_pops;
+    cr_assert_gt(run_new, 0, "the new workers ran nothing");
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
@@ -483,56 +565,6 @@ Test(sched, start_urgent_runs_the_child_first, .timeout = 30)
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
-/* ---- sleep and interrupt ------------------------------------------------------------------ */
-static void *long_sleep(void *arg)
-{
-    int rc = bthread_usleep(10 * 1000 * 1000);
-    *(int *)arg = rc == -1 ? errno : 0;
-    return NULL;
-}
-
-Test(sched, interrupt_ends_a_sleep_with_eintr, .timeout = 30)
-{
-    set_workers(2);
-    int rc = -1;
-    bthread_t t;
-    bthread_start_background(&t, NULL, long_sleep, &rc);
-    usleep(50000);
-    cr_assert_eq(bthread_stopped(t), 0);
-    cr_assert_eq(bthread_stop(t), 0);
-    cr_assert_eq(bthread_join(t, NULL), 0);
-    cr_assert_eq(rc, EINTR);
-    cr_assert_eq(bthread_stopped(t), 1);
-    cr_assert_eq(bthread_interrupt(t), ESRCH);
-    cr_assert_eq(bthread_shutdown(), 0);
-}
-
-static void *short_sleep(void *arg)
-{
-    (void)arg;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    cr_assert_eq(bthread_usleep(20000), 0);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    long us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
-    cr_assert_geq(us, 20000, "slept %ld us", us);
-    atomic_fetch_add(&counter, 1);
-    return NULL;
-}
-
-Test(sched, thousands_of_sleeps_end_and_none_too_early, .timeout = 60)
-{
-    set_workers(2);
-    enum { N = 2000 };
-    static bthread_t t[N];
-    for (int i = 0; i < N; i++)
-        bthread_start_background(&t[i], NULL, short_sleep, NULL);
-    for (int i = 0; i < N; i++)
-        bthread_join(t[i], NULL);
-    cr_assert_eq(atomic_load(&counter), N);
-    cr_assert_eq(bthread_shutdown(), 0);
-}
-
 /* ---- bthread-local storage ------------------------------------------------------------------ */
 static bthread_key_t key;
 static _Atomic int destroyed;
@@ -592,10 +624,25 @@ static void *fan_out(void *arg)
     return NULL;
 }
 
-Test(sched, statistics_show_the_variant_policy, .timeout = 60)
+/* Each property the policy states, checked against what the workers did on a fan-out.
+ * `steals` counts successful takes from another worker: from its run queue, and its
+ * runnext slot or queues while its thread is blocked; no worker's thread blocks here,
+ * so a policy that does not steal shows none. */
+static uint64_t parks_now(void)
+{
+    bthread_worker_stats_t st[2];
+    const int n = bthread_get_stats(st, 2);
+    uint64_t parks = 0;
+    for (int i = 0; i < n && i < 2; i++)
+        parks += st[i].parks;
+    return parks;
+}
+
+Test(sched, statistics_show_the_policy, .timeout = 60)
 {
     set_workers(2);
-    const char *v = bthread_variant_name();
+    const bthread_policy_t p = policy();
+    const char *v = bthread_variant_name(); /* for the messages */
     cr_assert_not_null(v);
     for (int round = 0; round < 5; round++) {
         bthread_t t;
@@ -603,21 +650,34 @@ Test(sched, statistics_show_the_variant_policy, .timeout = 60)
         bthread_join(t, NULL);
         usleep(2000);
     }
+    /* idle workers that sleep in the end do so once the work is done: wait for it */
+    for (int64_t end = mono_ns() + 20 * 1000000000ll;
+         p.idle_sleeps && parks_now() == 0 && mono_ns() < end;)
+        usleep(1000);
     bthread_worker_stats_t st[2];
     cr_assert_eq(bthread_get_stats(st, 2), 2);
     uint64_t steals = st[0].steals + st[1].steals, stolen = st[0].stolen_tasks + st[1].stolen_tasks;
     uint64_t parks = st[0].parks + st[1].parks, run = st[0].tasks_run + st[1].tasks_run;
+    uint64_t eparks = st[0].elastic_parks + st[1].elastic_parks;
+    uint64_t ewakes = st[0].elastic_wakes + st[1].elastic_wakes;
     cr_assert_eq(run, 5 * 257, "tasks_run %lu", (unsigned long)run);
-    if (!strcmp(v, "static") || !strcmp(v, "threadpool") || !strcmp(v, "affinity"))
-        cr_assert_eq(steals, 0, "%s must never steal", v);
+    if (p.steals)
+        cr_assert_gt(steals, 0, "%s steals, and should steal from a fan-out", v);
     else
-        cr_assert_gt(steals, 0, "%s should steal from a fan-out", v);
-    if (!strcmp(v, "spin"))
-        cr_assert_eq(parks, 0, "spin must never park");
-    if (!strcmp(v, "half"))
-        cr_assert_gt(stolen, steals, "half moves several tasks per steal");
-    if (!strcmp(v, "chaselev") || !strcmp(v, "fair"))
-        cr_assert_eq(stolen, steals, "one task per steal");
+        cr_assert_eq(steals, 0, "%s does not steal, yet stole", v);
+    if (p.steals && p.steal_batch == 1)
+        cr_assert_eq(stolen, steals, "%s moves one task per steal", v);
+    if (p.steals && p.steal_batch != 1)
+        cr_assert_gt(stolen, steals, "%s moves several tasks per steal (batch %d)", v,
+                     p.steal_batch);
+    if (!p.steals)
+        cr_assert_eq(stolen, 0, "%s does not steal, yet moved tasks", v);
+    if (p.idle_sleeps)
+        cr_assert_gt(parks, 0, "%s's idle workers sleep, yet none parked", v);
+    else
+        cr_assert_eq(parks, 0, "%s's idle workers never sleep, yet parked", v);
+    if (!p.deactivates)
+        cr_assert_eq(eparks + ewakes, 0, "%s does not deactivate workers, yet did", v);
     cr_assert_gt(st[0].cpu_ns + st[1].cpu_ns, 0);
     cr_assert_eq(bthread_shutdown(), 0);
 }

@@ -917,7 +917,7 @@ static long ping_pong(int npairs, int side1_pthread, long rounds)
 
 Test(sync, stress_pingpong_bthread_pthread, .timeout = 120)
 {
-    const long rounds = 100000;
+    const long rounds = sb_rounds(100000, 20000); /* fewer under an emulator (sbtest.h) */
     const long waits = ping_pong(1, 1, rounds);
     cr_log_info("ping-pong bthread<->pthread: %ld hand-offs, %ld cond waits\n", 2 * rounds,
                 waits);
@@ -925,7 +925,7 @@ Test(sync, stress_pingpong_bthread_pthread, .timeout = 120)
 
 Test(sync, stress_pingpong_bthread_bthread, .timeout = 120)
 {
-    const long rounds = 200000;
+    const long rounds = sb_rounds(200000, 40000); /* fewer under an emulator (sbtest.h) */
     const long waits = ping_pong(1, 0, rounds);
     cr_log_info("ping-pong bthread<->bthread: %ld hand-offs, %ld cond waits\n", 2 * rounds,
                 waits);

@@ -240,7 +240,7 @@ Test(workloads, spawn_batch_parameters, .timeout = 30)
     } bad[] = {
         {{0, 0, 0, 100, 0}, "n"},          {{10, -1, 0, 100, 0}, "batch"},
         {{10, 0, 2, 100, 0}, "from"},      {{10, 0, 0, -1, 0}, "grain_ns"},
-        {{10, 0, 0, 100, 2}, "spin"},      {{10, 0, 1, 100, 1}, "spin 1 needs from 0"},
+        {{10, 0, 0, 100, 2}, "spin must"}, {{10, 0, 1, 100, 1}, "spin 1 needs from 0"},
     };
     cr_assert_eq(bthread_setconcurrency(2), 0);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

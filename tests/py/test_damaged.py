@@ -1,5 +1,6 @@
-"""run.py on damaged data (issue 44): every command refuses it with a message that names
-the file, never a traceback, and never marks such a run publishable."""
+"""run.py on damaged data (corrupt compressed files, deeply nested JSON, numbers that are
+not finite, positive or representable): every command refuses it with a message that
+names the file, never a traceback, and never marks such a run publishable."""
 import glob
 import gzip
 import json

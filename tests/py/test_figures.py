@@ -1,4 +1,4 @@
-"""The figures' rules (plots/README.md, issue 28), checked on every figure drawn from the
+"""The figures' rules (plots/README.md), checked on every figure drawn from the
 fixture run, and from a richer run made of it (ten stealing variants, speedups that span
 more than 4x), and on the simulator's figures."""
 import dataclasses

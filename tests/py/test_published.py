@@ -4,7 +4,7 @@ results/validation/README.md names) was measured at the measured code now in the
 run also the engine and the machine models): none of it differs between its recorded git revision and HEAD, and it was
 measured from a clean tree
 (meta.json "publishable").  A run that predates
-that record is skipped with the reason, until it is republished (issue 14)."""
+that record is skipped with the reason, until it is republished."""
 import glob
 import json
 import os

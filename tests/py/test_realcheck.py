@@ -1,6 +1,7 @@
-"""harness/realcheck.sh, the one-go check on a bigger machine (issue 13, point 5).  Its
-real run takes minutes (it was run at 1,2 workers on the 2-core VM); here only what
-needs no sweep: worker counts the machine cannot run are refused before anything runs."""
+"""harness/realcheck.sh, the one-go check of the simulator's predictions on a bigger
+machine.  Its real run takes minutes (it was run at 1,2 workers on the 2-core VM); here
+only what needs no sweep: worker counts the machine cannot run are refused before
+anything runs."""
 import os
 import subprocess
 

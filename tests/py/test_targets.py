@@ -93,7 +93,7 @@ def test_no_record_is_none_and_a_broken_one_is_named(tmp_path):
                       (json.dumps(dict(good, format="other")), "not a schedbench-targets/1"),
                       (json.dumps(dict(good, finished=None)), "did not finish"),
                       (json.dumps(fake_record("abc", ours=[1.0, "x"])), "'ours' is not a list"),
-                      # damaged numbers: NaN, negative, infinite (issue 44)
+                      # damaged numbers: NaN, negative, infinite (refused, never published)
                       (json.dumps(fake_record("abc", ours=[1.0, float("nan")])),
                        "'ours' is not a list of finite positive numbers"),
                       (json.dumps(fake_record("abc", ref=[-5.0])),

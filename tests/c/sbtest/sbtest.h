@@ -10,6 +10,8 @@
  *                     the optional printf-style message), and the test process ends
  *   cr_expect*(...)   the same line, the test goes on and fails at its end
  *   cr_skip_test(fmt, ...)  ends the test; it counts as skipped
+ *   SB_UNDER_TSAN (defined in a TSan build), SB_SANITIZED (1 under ASan or TSan, else 0)
+ *   sb_rounds(native, emulated)   fewer rounds of a race under an emulator
  *   cr_redirect_stderr (a .init) + cr_assert_stderr_eq_str(s): what the test wrote to stderr
  *
  * Every test runs in its own forked process, so a crash, an exit, a sanitizer's report
@@ -32,6 +34,27 @@
 #define SB_UNDER_TSAN 1
 #endif
 #endif
+
+/* SB_SANITIZED: 1 under ASan or TSan (their shadow memory shares the address space). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SB_UNDER_TSAN)
+#define SB_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SB_SANITIZED 1
+#endif
+#endif
+#ifndef SB_SANITIZED
+#define SB_SANITIZED 0
+#endif
+
+/* How many rounds a race or stress loop runs: `native`, or `emulated` under an emulator
+ * (SB_EMULATED, set by tests/rules.mk for qemu-user).  qemu-user runs every guest load
+ * and store as a host one, in the host's order, so a longer race finds nothing more
+ * there; what emulation checks is the other architecture's code (asm/README.md). */
+static inline long sb_rounds(long native, long emulated)
+{
+    return getenv("SB_EMULATED") ? emulated : native;
+}
 
 struct sbt_params {
     size_t size;    /* of one element */
