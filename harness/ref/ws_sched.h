@@ -10,7 +10,10 @@
  * Tasks come from a worker (a task starting tasks: onto its own deque) or from another
  * thread (onto the inbox of that thread's home worker, homes dealt round-robin).  The
  * inbox is a lock-free list (one CAS pushes a whole batch; a taker swaps the whole list
- * out and moves it into its own deque), so every task runs from some deque.
+ * out and moves it into its own deque), so every task runs from some deque.  A task
+ * placed on one worker (ws_submit_on: the article's submitters, one per worker) goes to
+ * that worker's `placed` list, which only its owner takes: a thread of the article's
+ * pool submits from its own core, and a thief must not move it elsewhere.
  *
  * The two knobs of section 4.2, and the article's baseline:
  *   batch submission  ws_submit(ts, k): k tasks with one release (ws_push's fence, or one
@@ -109,6 +112,7 @@ typedef struct ws_worker {
     ws_deque_t dq;
     /* foreign threads push here; the owner and thieves take the whole list */
     alignas(CACHELINE) _Atomic(ref_task_t *) inbox;
+    _Atomic(ref_task_t *) placed; /* ws_submit_on's: the owner alone takes them */
     /* sleeping: the futex word, bumped by each wake, and the announcement */
     alignas(CACHELINE) _Atomic int state;
     _Atomic int waiting;
@@ -150,17 +154,17 @@ static inline int ws_futex(_Atomic int *addr, int op, int val)
 
 /* ---- the inbox: a list that foreign threads push batches onto ---------------------- */
 
-/* Push ts[0 .. k-1] onto w's inbox with one CAS.  Any thread. */
-static inline void ws_inbox_put(ws_worker_t *w, ref_task_t *ts, long k)
+/* Push ts[0 .. k-1] onto a list (an inbox, or a placed list) with one CAS.  Any thread. */
+static inline void ws_inbox_put(_Atomic(ref_task_t *) *list, ref_task_t *ts, long k)
 {
     for (long i = 0; i + 1 < k; i++)
         ts[i].next = &ts[i + 1];
-    ref_task_t *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+    ref_task_t *head = atomic_load_explicit(list, memory_order_relaxed);
     do
         ts[k - 1].next = head;
     /* release: pairs with ws_inbox_take's acquire exchange: the tasks and links are
      * written before a taker follows them */
-    while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, ts, memory_order_release,
+    while (!atomic_compare_exchange_weak_explicit(list, &head, ts, memory_order_release,
                                                   memory_order_relaxed));
 }
 
@@ -177,17 +181,18 @@ static inline bool ws_publish(ws_worker_t *w, void *const *items, long k)
     return false;
 }
 
-static inline void ws_wake(ws_sched_t *s, ws_worker_t *target);
+static inline void ws_wake(ws_sched_t *s, ws_worker_t *target, bool shared);
 
-/* Owner or thief `me`: take all of v's inbox; run the first, push the rest onto me's
- * deque (batches) and, where thieves may take them, tell a sleeper.  NULL when empty. */
-static inline ref_task_t *ws_inbox_take(ws_worker_t *me, ws_worker_t *v)
+/* Owner or thief `me`: take all of a list (an inbox; a placed list: its owner only); run
+ * the first, push the rest onto me's deque (batches) and, where thieves may take them,
+ * tell a sleeper.  NULL when empty. */
+static inline ref_task_t *ws_inbox_take(ws_worker_t *me, _Atomic(ref_task_t *) *list)
 {
     /* relaxed: a hint; the exchange below decides */
-    if (!atomic_load_explicit(&v->inbox, memory_order_relaxed))
+    if (!atomic_load_explicit(list, memory_order_relaxed))
         return NULL;
     /* acquire: pairs with ws_inbox_put's release CAS */
-    ref_task_t *t = atomic_exchange_explicit(&v->inbox, NULL, memory_order_acquire);
+    ref_task_t *t = atomic_exchange_explicit(list, NULL, memory_order_acquire);
     if (!t)
         return NULL;
     void *batch[WS_PUBLISH_MAX];
@@ -204,7 +209,7 @@ static inline ref_task_t *ws_inbox_take(ws_worker_t *me, ws_worker_t *v)
     ws_count(me, WS_remote_takes, 1);
     ws_count(me, WS_remote_pops, (uint64_t)n);
     if (kept && me->s->steal_k != WS_NOSTEAL)
-        ws_wake(me->s, NULL);
+        ws_wake(me->s, NULL, true);
     return t;
 }
 
@@ -227,8 +232,9 @@ static inline bool ws_claim(ws_sched_t *s, ws_worker_t *w)
 }
 
 /* After publishing tasks that `target` holds (NULL: the caller's own deque): wake
- * target if it sleeps, else, where thieves may take the tasks, any one sleeper. */
-static inline void ws_wake(ws_sched_t *s, ws_worker_t *target)
+ * target if it sleeps, else, where thieves may take the tasks (shared, and stealing on),
+ * any one sleeper. */
+static inline void ws_wake(ws_sched_t *s, ws_worker_t *target, bool shared)
 {
     /* seq_cst fence: the publication (bottom, or the inbox CAS) before the load of
      * sleepers; pairs with ws_park's fence between its announcement and its recheck */
@@ -237,7 +243,7 @@ static inline void ws_wake(ws_sched_t *s, ws_worker_t *target)
         return;
     if (target && ws_claim(s, target))
         return;
-    if (s->steal_k == WS_NOSTEAL)
+    if (!shared || s->steal_k == WS_NOSTEAL)
         return; /* only the holder could run them */
     unsigned start = atomic_fetch_add_explicit(&s->next_wake, 1, memory_order_relaxed);
     for (int i = 0; i < s->n; i++)
@@ -291,24 +297,27 @@ static inline ref_task_t *ws_steal_round(ws_worker_t *w)
             ws_count(w, WS_steals, 1);
             ws_count(w, WS_stolen_tasks, (uint64_t)n);
             if (n > 1 && ws_publish(w, got + 1, n - 1)) /* the rest are w's own now */
-                ws_wake(s, NULL);
+                ws_wake(s, NULL, true);
             return got[0];
         }
-        ref_task_t *t = ws_inbox_take(w, v);
+        ref_task_t *t = ws_inbox_take(w, &v->inbox);
         if (t)
             return t;
     }
     return NULL;
 }
 
-/* The owner's search: its deque, its inbox (first, every WS_INBOX_EVERY tasks), then a
- * steal round where stealing is on.  NULL when nothing was found. */
+/* The owner's search: its placed tasks and its inbox (first, every WS_INBOX_EVERY
+ * tasks), its deque, then a steal round where stealing is on.  NULL when nothing was
+ * found. */
 static ref_task_t *ws_find(ws_worker_t *w)
 {
     ref_task_t *t;
-    if (++w->since_inbox % WS_INBOX_EVERY == 0 && (t = ws_inbox_take(w, w)))
+    if (++w->since_inbox % WS_INBOX_EVERY == 0 &&
+        ((t = ws_inbox_take(w, &w->placed)) || (t = ws_inbox_take(w, &w->inbox))))
         return t;
-    if ((t = ws_pop(&w->dq)) || (t = ws_inbox_take(w, w)))
+    if ((t = ws_pop(&w->dq)) || (t = ws_inbox_take(w, &w->placed)) ||
+        (t = ws_inbox_take(w, &w->inbox)))
         return t;
     return w->s->steal_k == WS_NOSTEAL ? NULL : ws_steal_round(w);
 }
@@ -370,6 +379,7 @@ static inline int ws_start(ws_sched_t *s, int n, long steal_k)
             return -ENOMEM;
         }
         atomic_init(&w->inbox, NULL);
+        atomic_init(&w->placed, NULL);
         atomic_init(&w->state, 0);
         atomic_init(&w->waiting, 0);
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
@@ -427,8 +437,8 @@ static inline void ws_submit(ws_sched_t *s, ref_task_t *ts, long k)
         if (!ws_home)
             ws_home = 1 + atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed);
         ws_worker_t *home = &s->w[(ws_home - 1) % (unsigned)s->n];
-        ws_inbox_put(home, ts, k);
-        ws_wake(s, home);
+        ws_inbox_put(&home->inbox, ts, k);
+        ws_wake(s, home, true);
         return;
     }
     void *batch[WS_PUBLISH_MAX];
@@ -438,17 +448,17 @@ static inline void ws_submit(ws_sched_t *s, ref_task_t *ts, long k)
             batch[i] = &ts[done + i];
         /* without stealing nobody else can run them: no wake-up */
         if (ws_publish(w, batch, m) && s->steal_k != WS_NOSTEAL)
-            ws_wake(s, NULL);
+            ws_wake(s, NULL, true);
         done += m;
     }
 }
 
-/* Start t on worker idx (fnrt_submit_on's contract; not from a worker). */
+/* Start t on worker idx, and there only (fnrt_submit_on's contract; not from a worker). */
 static inline void ws_submit_on(ws_sched_t *s, int idx, ref_task_t *t)
 {
     ws_worker_t *w = &s->w[idx % s->n];
-    ws_inbox_put(w, t, 1);
-    ws_wake(s, w);
+    ws_inbox_put(&w->placed, t, 1);
+    ws_wake(s, w, false);
 }
 
 /* The counters summed over the workers into sum[WS_NCOUNTERS].  Any thread. */
