@@ -82,7 +82,7 @@ FIRST_VARIANT := $(firstword $(VARIANTS))
 TEST_FLAGS ?=
 
 UNIT_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS) $(wildcard harness/ref/*.h) tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
+$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS) $(wildcard harness/ref/*.h) harness/ref/fn_workloads.c tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_FW_CPPFLAGS) $(CPPFLAGS) -Ivariants/$(FIRST_VARIANT) $(CFLAGS) $< $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(SBTEST_OBJ) $(LDLIBS) -o $@
 

@@ -146,8 +146,10 @@ static void *subs_thread(void *arg)
 {
     struct subs_thread *st = arg;
     subs_t *g = st->g;
-    uint64_t t0 = g->t0;
-    if (g->together) /* acquire: pairs with subs_run's release store */
+    uint64_t t0 = 0;
+    if (!g->together)
+        t0 = g->t0; /* written before the threads were made */
+    else /* acquire: pairs with subs_run's release store */
         while ((t0 = atomic_load_explicit(&g->go, memory_order_acquire)) == 0)
             sched_yield();
     if (subs_is_late(g, st->s))
@@ -208,6 +210,7 @@ static int subs_run(subs_t *g)
 /* After the tasks are waited for. */
 static long subs_finish(subs_t *g)
 {
+    /* relaxed: after the latch, which every submitter task's tasks count down */
     long colocated = atomic_load_explicit(&g->colocated, memory_order_relaxed);
     free(g->task);
     free((void *)g->ran_on);

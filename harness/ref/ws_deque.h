@@ -118,7 +118,7 @@ static inline int ws_deque_init(ws_deque_t *q, long capacity, long margin)
 
 static inline void ws_deque_fini(ws_deque_t *q)
 {
-    ws_ring_t *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    ws_ring_t *r = atomic_load_explicit(&q->ring, memory_order_relaxed); /* no other user */
     while (r) {
         ws_ring_t *prev = r->prev;
         free(r);
@@ -241,7 +241,7 @@ static inline long ws_steal(ws_deque_t *q, long k, void **out)
     return n;
 }
 
-/* Any thread: a snapshot of the number of items. */
+/* Any thread: a snapshot of the number of items (relaxed: a hint, stale at once). */
 static inline long ws_size(ws_deque_t *q)
 {
     long b = atomic_load_explicit(&q->bottom, memory_order_relaxed);

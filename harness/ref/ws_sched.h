@@ -159,7 +159,7 @@ static inline void ws_inbox_put(_Atomic(ref_task_t *) *list, ref_task_t *ts, lon
 {
     for (long i = 0; i + 1 < k; i++)
         ts[i].next = &ts[i + 1];
-    ref_task_t *head = atomic_load_explicit(list, memory_order_relaxed);
+    ref_task_t *head = atomic_load_explicit(list, memory_order_relaxed); /* the CAS decides */
     do
         ts[k - 1].next = head;
     /* release: pairs with ws_inbox_take's acquire exchange: the tasks and links are
@@ -223,6 +223,7 @@ static inline bool ws_claim(ws_sched_t *s, ws_worker_t *w)
     if (!atomic_compare_exchange_strong_explicit(&w->waiting, &one, 0, memory_order_relaxed,
                                                  memory_order_relaxed))
         return false;
+    /* relaxed: a count read after full fences (ws_wake's, ws_park's) */
     atomic_fetch_sub_explicit(&s->sleepers, 1, memory_order_relaxed);
     /* seq_cst: after the caller's fence, so a sleeper that read the old state before
      * it announced sees the new one in the kernel's compare */
@@ -239,12 +240,13 @@ static inline void ws_wake(ws_sched_t *s, ws_worker_t *target, bool shared)
     /* seq_cst fence: the publication (bottom, or the inbox CAS) before the load of
      * sleepers; pairs with ws_park's fence between its announcement and its recheck */
     full_fence();
-    if (atomic_load_explicit(&s->sleepers, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&s->sleepers, memory_order_relaxed) == 0) /* after the fence */
         return;
     if (target && ws_claim(s, target))
         return;
     if (!shared || s->steal_k == WS_NOSTEAL)
         return; /* only the holder could run them */
+    /* relaxed: only where the search starts, spreading the wakes */
     unsigned start = atomic_fetch_add_explicit(&s->next_wake, 1, memory_order_relaxed);
     for (int i = 0; i < s->n; i++)
         if (ws_claim(s, &s->w[(start + (unsigned)i) % (unsigned)s->n]))
@@ -270,7 +272,9 @@ static inline ref_task_t *ws_park(ws_worker_t *w)
         ws_count(w, WS_parks, 1);
         ws_futex(&w->state, FUTEX_WAIT_PRIVATE, st);
     }
-    int one = 1; /* leave: uncount ourselves unless a waker claimed (and uncounted) us */
+    int one = 1; /* leave: uncount ourselves unless a waker claimed (and uncounted) us;
+                  * relaxed: the claim is decided by this CAS alone, and a waker that still
+                  * counts us only makes a futile claim attempt */
     if (atomic_compare_exchange_strong_explicit(&w->waiting, &one, 0, memory_order_relaxed,
                                                 memory_order_relaxed))
         atomic_fetch_sub_explicit(&s->sleepers, 1, memory_order_relaxed);
@@ -434,7 +438,7 @@ static inline void ws_submit(ws_sched_t *s, ref_task_t *ts, long k)
 {
     ws_worker_t *w = ws_self(s);
     if (!w) {
-        if (!ws_home)
+        if (!ws_home) /* relaxed: a round-robin count, nothing to order */
             ws_home = 1 + atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed);
         ws_worker_t *home = &s->w[(ws_home - 1) % (unsigned)s->n];
         ws_inbox_put(&home->inbox, ts, k);
