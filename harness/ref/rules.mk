@@ -102,7 +102,7 @@ $(REF_FN_OBJ): harness/ref/fn_workloads.c harness/ref/fnrt.h common/atomics.h $(
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
 # ws.c once per row, with the row's name and steal setting.
-WS_HDRS := harness/ref/ws.c harness/ref/ws_sched.h harness/ref/ws_deque.h harness/ref/fnrt.h \
+WS_HDRS := harness/ref/ws.c harness/ref/ws_fnrt.h harness/ref/ws_sched.h harness/ref/ws_deque.h harness/ref/fnrt.h \
            common/atomics.h $(REF_HDRS)
 $(REF_DIR)/%/ws.o: $(WS_HDRS)
 	@mkdir -p $(@D)

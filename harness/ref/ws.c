@@ -21,9 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fnrt.h"
 #include "ref.h"
-#include "ws_sched.h"
+#include "ws_fnrt.h"
 
 #ifndef WS_ROW
 #error "build with -DWS_ROW='\"ws\"' -DWS_STEAL_K=1 (harness/ref/rules.mk)"
@@ -36,14 +35,12 @@ const char ref_variant[] = WS_ROW;
 const char ref_runtime[] = "the work-stealing article's scheduler (seed 003, section 3), "
                            "steal_k " WS_STR(WS_STEAL_K);
 
-static ws_sched_t sched;
-
 int ref_init(int workers)
 {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int n = workers > 0 ? workers : online > 0 ? (int)online : 1;
     /* the workers live until the process ends: the bench never stops its scheduler */
-    int rc = ws_start(&sched, n, WS_STEAL_K);
+    int rc = ws_start(&ws_rt, n, WS_STEAL_K);
     if (rc < 1)
         abort(); /* no worker at all: nothing could ever run */
     return rc;
@@ -62,16 +59,6 @@ int ref_fib(const long *args, wl_run_t *out)
     return ENOTSUP; /* never registered: ref_supports says no */
 }
 
-int fnrt_workers(void) { return sched.n; }
-void fnrt_submit(ref_task_t *ts, long k) { ws_submit(&sched, ts, k); }
-void fnrt_submit_on(int w, ref_task_t *t) { ws_submit_on(&sched, w, t); }
-
-int fnrt_self(void)
-{
-    ws_worker_t *w = ws_self(&sched);
-    return w ? w->index : -1;
-}
-
 /* ---- the counters, under the variants' names ------------------------------------------ */
 
 #define WS_COUNTER_NAME(name, what) #name,
@@ -86,7 +73,7 @@ static const struct drv_ratio ws_ratios[] = {
     {NULL, 0, 0},
 };
 
-static void ws_sum(double *out) { ws_counters_sum(&sched, out); }
+static void ws_sum(double *out) { ws_counters_sum(&ws_rt, out); }
 
 const ref_counters_t *ref_counters(void)
 {

@@ -9,18 +9,7 @@
 #include "sbtest.h"
 
 #include "ref/fn_workloads.c"
-#include "ref/ws_sched.h"
-
-static ws_sched_t sched;
-
-int fnrt_workers(void) { return sched.n; }
-void fnrt_submit(ref_task_t *ts, long k) { ws_submit(&sched, ts, k); }
-void fnrt_submit_on(int w, ref_task_t *t) { ws_submit_on(&sched, w, t); }
-int fnrt_self(void)
-{
-    ws_worker_t *w = ws_self(&sched);
-    return w ? w->index : -1;
-}
+#include "ref/ws_fnrt.h"
 
 typedef struct wl_case {
     int (*run)(const long *args, wl_run_t *out);
@@ -59,13 +48,13 @@ static void every_workload(long steal_k)
         {ref_spawn_batch, wl_spawn_batch_answer, {3000, 4, 1, 250, 0, 1}},
         {ref_spawn_batch, wl_spawn_batch_answer, {2000, 0, 0, 0, 0, 1}},
     };
-    cr_assert_eq(ws_start(&sched, 3, steal_k), 3);
+    cr_assert_eq(ws_start(&ws_rt, 3, steal_k), 3);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         wl_run_t out = {0};
         cr_assert_eq(cases[c].run(cases[c].args, &out), 0, "case %zu", c);
         cr_assert_eq(out.answer, cases[c].answer(cases[c].args), "case %zu: wrong answer", c);
     }
-    ws_stop(&sched);
+    ws_stop(&ws_rt);
 }
 
 Test(ws_rows, answers_without_stealing, .timeout = 120) { every_workload(WS_NOSTEAL); }
