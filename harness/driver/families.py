@@ -29,7 +29,8 @@ elastic's time / the representative's (lower: elastic takes less)."""
 
 from . import compare as cmp
 from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_POOL,
-                     ARTICLE_WORKLOAD, BASELINES, CLAIM_WORKLOAD, REPRESENTATIVE)
+                     ARTICLE_WORKLOAD, BASELINES, BATCH_ONLY, CLAIM_WORKLOAD,
+                     REPRESENTATIVE)
 
 ARTICLE_METRIC = "window_s"
 AA = "A/A"
@@ -59,7 +60,8 @@ class RunComparisons:
         self.top = max(self.workers) if self.workers else None
         self.twins = data.twins()
         self.variants = data.variants()          # without the A/A twin
-        refs = {r.variant for r in data.results if r.reference}
+        # the rows of the batching experiment alone are no base (config.BATCH_ONLY)
+        refs = {r.variant for r in data.results if r.reference} - set(BATCH_ONLY)
         self.bases = [b for b in BASELINES if b in self.variants] + sorted(refs)
         self.against = against or next((b for b in BASELINES if b in self.variants), None)
         self.all = []
