@@ -127,10 +127,13 @@ def batching_companion(real_run, machine, jobs=1, command="", echo=print, quiet=
 
 def simulate_companion(run_dir, model, first, command, echo, quiet=False):
     """Simulate one companion on `model` (first: the one with every claim scenario and
-    worker count) and add it to the run's meta.json.  Returns True when it was written
-    with every point ok; a failure is a warning (the measured run stands)."""
+    worker count, and the batching companion) and add it to the run's meta.json, for
+    the scenarios the run has.  Returns True when each was written with every point ok;
+    a failure is a warning (the measured run stands)."""
     ok = True
-    for batch in (False, True) if first else (False,):
+    has = {k[2].split("/")[0] for k in medians(run_dir)}
+    kinds = [False] if has & set(COMPANION_WORKLOADS) else []
+    for batch in kinds + ([True] if first and BATCH_WORKLOAD in has else []):
         try:
             if batch:
                 sim_dir, failed = batching_companion(run_dir, model, usable_cpus(), command,
