@@ -10,7 +10,8 @@
  *
  * Who may call what:
  *   wsq_push, wsq_pop          owner only; may run in parallel with wsq_steal
- *   wsq_steal, wsq_steal_half  any thread; may run in parallel with the owner and
+ *   wsq_steal, wsq_steal_half, wsq_steal_k
+ *                              any thread; may run in parallel with the owner and
  *                              with other thieves
  *   wsq_size                   any thread; a snapshot (may be stale at once)
  *
@@ -206,6 +207,31 @@ static inline struct task *wsq_steal_half(wsq_t *from, wsq_t *to, unsigned *move
             first = x;
         else if (!wsq_push(to, x))
             overflow(ctx, x);
+    }
+    *moved = n;
+    return first;
+}
+
+/* Any thread: move up to k tasks of `from` (at least one, and never more than half of
+ * it, rounded up, as wsq_steal_half) into `to`, whose owner must be the caller; returns
+ * the first and sets *moved to the count taken.  The work-stealing article's batch
+ * stealing (section 4.2) for this deque: the batch is one visit, not one CAS, for the
+ * reason wsq_steal_half gives (harness/ref/ws_deque.h shows what a single-CAS batch
+ * costs the owner instead). */
+static inline struct task *wsq_steal_k(wsq_t *from, wsq_t *to, long k, unsigned *moved,
+                                       void (*overflow)(void *ctx, struct task *), void *ctx)
+{
+    long half = (wsq_size(from) + 1) / 2;
+    long want = k < half ? k : half;
+    struct task *first = wsq_steal(from);
+    unsigned n = first != NULL;
+    while (n > 0 && (long)n < want) {
+        struct task *x = wsq_steal(from);
+        if (!x)
+            break;
+        if (!wsq_push(to, x))
+            overflow(ctx, x);
+        n++;
     }
     *moved = n;
     return first;

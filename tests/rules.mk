@@ -1,7 +1,8 @@
 # tests/rules.mk -- C tests (tests/c/sbtest) and Python tests (pytest).
 #
-#   tests/c/unit_*.c   variant-independent (context switch, stacks): built once, against
-#                      the first variant's library (only the objects they use are linked)
+#   tests/c/unit_*.c   variant-independent (context switch, stacks, the reference rows'
+#                      headers in harness/ref/): built once, against the first variant's
+#                      library (only the objects they use are linked)
 #   tests/c/test_*.c   scheduler, sync, workloads: built and run once per variant
 #                      (test_cxx_wrappers.c with its C++ half, test_cxx_wrappers.cpp)
 #   tests/c/sbtest/    the test framework: sbtest.h (Criterion's spelling: Test, cr_assert_eq,
@@ -20,8 +21,8 @@
 # which fails that test.  handle_segv=0 lets the guard-page death tests die of SIGSEGV
 # as they expect; atexit_sleep_ms=100 (TSan's default is 1000, in every test process
 # that has threads) keeps ~100 test processes from idling 100 s.  TSAN_OPTIONS from the
-# environment come last, so they win.  TSAN_STRESS_ITEMS scales unit_wsq's 10^7-item
-# stress (its SB_STRESS_ITEMS).
+# environment come last, so they win.  TSAN_STRESS_ITEMS scales the 10^7-item stress
+# tests of the deques, unit_wsq and unit_ws_deque (their SB_STRESS_ITEMS).
 #
 # ARCH=aarch64 (the cross build, see the root Makefile): the tests run under qemu-user
 # ($(EMU)).  Emulation runs them several times slower, so QEMU_TIMEOUT_FACTOR (one
@@ -85,7 +86,7 @@ FIRST_VARIANT := $(firstword $(VARIANTS))
 TEST_FLAGS ?=
 
 UNIT_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS) tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
+$(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(COMMON_HDRS) $(wildcard harness/ref/*.h) harness/ref/fn_workloads.c tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_FW_CPPFLAGS) $(CPPFLAGS) -Ivariants/$(FIRST_VARIANT) $(CFLAGS) $< $(BUILD)/$(FIRST_VARIANT)/libbthread.a $(SBTEST_OBJ) $(LDLIBS) -o $@
 

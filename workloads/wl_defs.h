@@ -6,7 +6,7 @@
  * cannot link the workloads themselves) and the tests.  Header-only, C11 and C++17.
  *
  * The workloads that the reference rows also implement are here (fib, spawn,
- * granularity, imbalance), and the article's experiment, whose parameters and ideal
+ * granularity, imbalance, article, spawn_batch); the article's parameters and ideal
  * times run.py's report shares in words (harness/driver/article.py).  The work of a
  * task (kernel, imbalance rule, granularity sweep) is in wl_kernel.h.
  */
@@ -168,6 +168,77 @@ static inline uint64_t wl_article_answer(const long *args)
     if (wl_article_parse(args, 1, &p) != 0)
         return 0;
     return wl_imbalance_checksum(p.tasks, wl_grain_iters(p.grain_us), 0, false);
+}
+
+/* ---- spawn_batch(...): section 4.2's batching experiment ---------------------------
+ *
+ * n busy tasks of grain_ns each (wl_kernel), started `batch` at a time: one publication
+ * and at most one wake-up per batch (bthread: BTHREAD_NOSIGNAL and bthread_flush; the
+ * reference rows: their batch submit); batch 0 starts each task on its own, with its own
+ * wake-up (the per-task baseline, k = 1).  The submitters are tasks on workers (from 1)
+ * or plain pthreads (from 0).  late 0: one submitter; late 1: the article's experiment
+ * at its peak, one submitter per worker with a contiguous share, the last half of them
+ * (wl_article_late_count at f = 1/2) D = W / 2P late (d = 1/2; W = n x grain).  spin 1:
+ * one pthread submitter that spins for the last task instead of blocking. */
+
+#define WL_SPAWN_BATCH_ARGS {"n", "batch", "from", "grain_ns", "spin", "late"}
+
+typedef struct wl_spawn_batch {
+    long n;           /* tasks */
+    long batch;       /* tasks per publication; 0: each on its own (the baseline) */
+    bool from_worker; /* the submitters are tasks on workers (else pthreads) */
+    long grain_ns;    /* every task's work */
+    bool spin;        /* the one pthread submitter spins for the last task */
+    bool late;        /* one submitter per worker, the last half late by D */
+} wl_spawn_batch_t;
+
+/* args -> *p: NULL, or why they cannot work (one line). */
+static inline const char *wl_spawn_batch_parse(const long *args, wl_spawn_batch_t *p)
+{
+    p->n = args[0];
+    p->batch = args[1];
+    p->from_worker = args[2] != 0;
+    p->grain_ns = args[3];
+    p->spin = args[4] != 0;
+    p->late = args[5] != 0;
+    if (args[0] < 1 || args[0] > (1L << 24))
+        return "n must be 1..2^24 tasks";
+    if (args[1] < 0)
+        return "batch must be >= 0";
+    if (args[2] != 0 && args[2] != 1)
+        return "from must be 0 (a pthread) or 1 (a task on a worker)";
+    if (args[3] < 0)
+        return "grain_ns must be >= 0";
+    if (args[4] != 0 && args[4] != 1)
+        return "spin must be 0 or 1";
+    if (args[5] != 0 && args[5] != 1)
+        return "late must be 0 (one submitter) or 1 (one per worker, half of them late)";
+    if (args[4] && (args[2] || args[5])) /* a task spinning on its worker keeps it from
+                                           * its queue, forever where nothing steals */
+        return "spin 1 needs from 0 and late 0: one pthread submitter";
+    return 0;
+}
+
+/* The answer: every task's checksum term. */
+static inline uint64_t wl_spawn_batch_answer(const long *args)
+{
+    uint64_t iters = wl_grain_iters((double)args[3] / 1000.0), sum = 0;
+    for (long i = 0; i < args[0]; i++)
+        sum += wl_task_sum((uint64_t)i, wl_kernel(iters, (uint64_t)i));
+    return sum;
+}
+
+/* How many of `workers` submitters start late (late 1): half, as the article's f = 1/2. */
+static inline long wl_spawn_batch_late_count(int workers)
+{
+    const wl_article_t half = {0.0, 0.5, 0.0, 0, false}; /* d, late, grain, tasks, foreign */
+    return wl_article_late_count(&half, workers);
+}
+
+/* D = W / 2P in nanoseconds (late 1). */
+static inline uint64_t wl_spawn_batch_delay_ns(const wl_spawn_batch_t *p, int workers)
+{
+    return (uint64_t)(0.5 * (double)p->n * (double)p->grain_ns / (double)workers);
 }
 
 #endif /* SCHEDBENCH_WL_DEFS_H */

@@ -22,7 +22,7 @@
 
 #define WL_MAX_ARGS 6
 #define WL_MAX_COUNTERS 8
-#define WL_MAX_SETS 64
+#define WL_MAX_SETS 128
 
 /* ---- a run's shared state: on lines of its own ------------------------------------ */
 /* A run keeps what its tasks read and write (the arguments, a sum, a count) in the

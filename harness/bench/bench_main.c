@@ -13,7 +13,8 @@
  *
  * What is the variant's own, and only that, is here: starting its workers, its counters
  * (sched_stats.h: bthread_get_stats summed over the workers; and the ratios
- * tasks_per_remote_take, tasks_per_flush, wakeups_per_task (woken per item)) and its
+ * tasks_per_remote_take, tasks_per_flush, wakeups_per_task (woken per item),
+ * steal_attempts_per_task, tasks_per_steal) and its
  * topology line and worker placement
  * (bthread_describe_topology, bthread_worker_placement).  Only the public API
  * (bthread.h): this file is compiled once and linked with every variant's library.
@@ -30,6 +31,8 @@ static const struct drv_ratio ratios[] = {
     {"tasks_per_remote_take", ST_remote_pops, ST_remote_takes},
     {"tasks_per_flush", ST_flushed_tasks, ST_flushes},
     {"wakeups_per_task", ST_woken, DRV_ITEMS},
+    {"steal_attempts_per_task", ST_steal_attempts, DRV_ITEMS},
+    {"tasks_per_steal", ST_stolen_tasks, ST_steals},
     {NULL, 0, 0},
 };
 

@@ -25,7 +25,7 @@ for its commands in simulated time); the modules, each named for what it holds:
     simmodel  machine models (harness/machines/): read, check, flatten for the engine
     simulate  a sweep in simulated time: the backend that runs build-sim/<v>/simbench,
               the run written like a real one
-    companion a measured run's simulated companions (`run --sim`)
+    companion a measured run's simulated companions (`run --sim`), the batching one too
     calibrate this machine measured into a model (`calibrate`)
     validate  simulated against measured: the error table (`validate`)
     compare   the one comparison: a ratio's estimate, its family-wise bracket, its test,
@@ -34,6 +34,8 @@ for its commands in simulated time); the modules, each named for what it holds:
     plots     the figures' rules, time, imbalance, METG, why (a simulated run's speedups too)
     claimfigs the claim figures and the heat maps
     article   the article's experiment: its ideal, its panels and its figure
+    batching  section 4.2, batch submission and batch stealing in both designs: its
+              comparisons (measured and SIMULATED), report section and answer row
     answers   the answers to the article's claims (REPORT.md's and README's table)
     gnuplot   rendering them into plots/<run-id>/
     report    REPORT.md (and a simulated run's SIMULATED.md)

@@ -3,10 +3,12 @@ README's answer block): every number is a compare.Comparison of the run (familie
 with its bracket, every verdict read off a bracket, every SIMULATED number with its
 sensitivity band and the simulator's validation error for the same workload."""
 
+from . import batching
 from . import compare as cmp
 from . import families
 from .article import ARTICLE_POOL, Panel, first_setting, panels
-from .config import ARTICLE_TITLE, BASELINES, POOL_NAMES, REPRESENTATIVE
+from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_TITLE, BASELINES,
+                     POOL_NAMES, REPRESENTATIVE)
 from .plots import workers_label
 from .rundata import band_description
 
@@ -64,6 +66,22 @@ def measured_cell(p: Panel, d):
         text += (f". Submitters shared a worker on {', '.join(colocated)}: those points are "
                  "not the article's experiment")
     return text, c
+
+
+def design_note(p: Panel, d):
+    """The article's own design at d: its stealing row over its no-steal row (family
+    `article, its design`); '' when the run has not both."""
+    c = families.of(p.data).get(families.ARTICLE_DESIGN, p.benches.get(d), ARTICLE_DESIGN_POOL,
+                                ARTICLE_DESIGN_STEALING, p.workers)
+    if c is None:
+        return ""
+    stolen = p.cell(ARTICLE_DESIGN_STEALING, d)
+    stolen = stolen.summary("stolen_tasks")["median"] if stolen else None
+    return (f". In the article's own design (function-pointer tasks on per-worker deques, "
+            f"harness/ref/): stealing (`{ARTICLE_DESIGN_STEALING}`) {c.text()} over its "
+            f"no-steal mode (`{ARTICLE_DESIGN_POOL}`, the traditional pool)"
+            + (f", {stolen / p.setting.tasks * 100:.0f}% of the tasks stolen"
+               if stolen is not None else "") + f", {c.verdict_words()} at 1.0x")
 
 
 def placement_note(data):
@@ -130,7 +148,7 @@ def imbalance_row(data, sims):
         p = here[0]
         d = p.peak_d()
         cell, c = measured_cell(p, d)
-        cell += placement_note(data)
+        cell += design_note(p, d) + placement_note(data)
         ideal = p.ideal(d)
         if c is None:
             verdict = "**Not measured**"
@@ -152,47 +170,11 @@ def imbalance_row(data, sims):
     return [claim, setup, cell, "; ".join(simulated) or "not simulated", verdict]
 
 
-def batching_row(data):
-    """spawn_batch's 0.5 us tasks: batches of 32 (NOSIGNAL + bthread_flush) over a wake-up
-    per task, for the representative variant, per submitter setting and worker count
-    (families.py's `batching`, against the article's 20%).  A spinning pthread beside as
-    many workers as there are cores takes a core from them; with fewer workers it has
-    one of its own."""
+def batching_row(data, sims=()):
+    """Section 4.2, both halves, in both designs (batching.py)."""
     claim = claim_text("section 4.2", "Batching 16-32 tasks under 1 us gives 20%+ more "
                        "throughput")
-    setup = ("tasks under 1 us, submitted and stolen in batches of 16-32; the submitting "
-             "thread's setting not stated")
-    comps = families.of(data).family("batching")
-    if not comps:
-        return [claim, setup, "not in this run (workload `spawn_batch`)", "-", "not measured"]
-    cpus = data.meta.get("cpus_usable")
-    cells = []
-    for _, _, where in families.RunComparisons.BATCH_SETTINGS:
-        parts = []
-        for c in (x for x in comps if x.where == where):
-            note = ""
-            if where == "from a spinning pthread" and cpus:
-                note = " (it shares the cores)" if c.workers >= cpus else " (a core of its own)"
-            parts.append(f"{workers_label(c.workers)}{note} {c.text()}")
-        if parts:
-            cells.append(f"{where}: " + ", ".join(parts))
-    here = (f"`{REPRESENTATIVE}`, 0.5 us tasks, batches of 32 (NOSIGNAL + bthread_flush) over "
-            "a wake-up per task, throughput ratio: " + "; ".join(cells))
-    better = [c for c in comps if c.verdict == cmp.BETTER]
-    best = max(comps, key=lambda c: c.ratio)
-    if better and len(better) == len(comps):
-        verdict = f"**Holds**: above 1.2x in every setting ({fmt_range(c.ratio for c in comps)})"
-    elif better:
-        verdict = ("**Holds in one setting**: " + "; ".join(
-            f"{c.text()} {c.where} at {workers_label(c.workers)}" for c in better)
-            + f"; not shown above 1.2x in the {len(comps) - len(better)} others")
-    else:
-        undecided = sum(c.verdict == cmp.UNDECIDED for c in comps)
-        verdict = (f"**Not here**: at most {best.text()}; {len(comps) - undecided} of "
-                   f"{len(comps)} settings decided below 1.2x, {undecided} undecided; a start "
-                   "that finds no sleeping worker costs no wake-up, so there is little for a "
-                   "batch to save")
-    return [claim, setup, here, "not simulated in this run", verdict]
+    return batching.row(data, sims, claim, workers_label)
 
 
 def elastic_row(data, sims):
@@ -231,4 +213,4 @@ def elastic_row(data, sims):
 
 
 def answer_rows(data, sims):
-    return [imbalance_row(data, sims), batching_row(data), elastic_row(data, sims)]
+    return [imbalance_row(data, sims), batching_row(data, sims), elastic_row(data, sims)]

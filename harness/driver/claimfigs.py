@@ -11,7 +11,8 @@ import re
 
 from . import compare as cmp
 from . import families
-from .config import BASELINES, CLAIM_BAND, CLAIM_WORKLOAD, POOL_SHORT, REPRESENTATIVE
+from .config import (BASELINES, BATCH_ONLY, CLAIM_BAND, CLAIM_WORKLOAD, POOL_SHORT,
+                     REPRESENTATIVE)
 from .gbjson import display_name, params_of, workload_of
 from .plots import (ENVELOPE_COLOR, ENVELOPE_LABEL, Plot, envelope_rows, gp_num, gp_str,
                     gp_tic, horizontal_line, param_words, rows_of, safe_name,
@@ -64,7 +65,9 @@ class ClaimPlots:
         for d, _ in self.runs:
             variants += [v for v in d.variants() if v not in variants]
         refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
-        self.baselines = [b for b in BASELINES if b in variants] + sorted(refs)
+        # a reference row of the batching experiment alone is neither base nor line
+        variants = [v for v in variants if v not in refs or v not in BATCH_ONLY]
+        self.baselines = [b for b in BASELINES if b in variants] + sorted(refs & set(variants))
         # the heat maps: over each baseline, and over the variant the user compares against
         self.heat_bases = self.baselines + ([against] if against and against in variants
                                             and against not in self.baselines else [])

@@ -63,9 +63,9 @@ from .targets import KNOWN, TARGET_ROUNDS, check_only, write_into_run
 from .targets import measure as measure_target_record
 from .companion import check_models, missing_models, record_models, simulate_companion
 from .compare import COMPARISON_HEADERS, compare_sides, comparison_rows, significance_notes
-from .config import (ARTICLE_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, EXIT_USAGE, FULL,
-                     PROG, QUICK, ROOT, UsageError, check_unknown, parse_name_list,
-                     parse_workers, warn)
+from .config import (ARTICLE_WORKLOAD, BATCH_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED,
+                     EXIT_USAGE, FULL, PROG, QUICK, ROOT, UsageError, check_unknown,
+                     parse_name_list, parse_workers, warn)
 from .files import atomic_write_text, check_out_path, write_output
 from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots, write_simulated_plots
@@ -119,7 +119,7 @@ def sweep_locked(args, build, run_dir, plan, models):
     except KeyboardInterrupt as e:
         return stopped(e, "", run_dir, build.root)
     sim_ok = targets_ok = True
-    claims = {p["workload"] for p in plan["points"]} & set(COMPANION_WORKLOADS)
+    claims = {p["workload"] for p in plan["points"]} & {*COMPANION_WORKLOADS, BATCH_WORKLOAD}
     if models and claims:
         echo = (lambda *a, **k: None) if args.quiet else \
             (lambda text, **k: print(text, file=sys.stderr))
@@ -136,7 +136,8 @@ def sweep_locked(args, build, run_dir, plan, models):
             return stopped(e, " during the simulated companions; the measured run is complete",
                            run_dir, build.root)
     elif models:
-        warn(f"--sim {','.join(models)}: the sweep has no {' or '.join(COMPANION_WORKLOADS)} "
+        warn(f"--sim {','.join(models)}: the sweep has no "
+             f"{' or '.join(COMPANION_WORKLOADS + (BATCH_WORKLOAD,))} "
              "scenario; nothing simulated")
     if rounds and not os.path.exists(os.path.join(run_dir, targetfile.FILE)):
         try:

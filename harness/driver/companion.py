@@ -8,13 +8,17 @@ simulated run beside the measured one (results/sim-<model>-<time>/); the measure
 meta.json names them ("simulated_companion": a path relative to the run, or a list of
 them; rundata.companion_dirs and load_companions read them back), its claim figures
 draw the first dashed and the article figure each in a panel of its own, and its report
-answers the claim for them too, labelled SIMULATED."""
+answers the claim for them too, labelled SIMULATED.  The first model also simulates the
+batching experiment (section 4.2) at its PUs, on the rows of that question the run
+measured, each row's sets as the quick sweep chooses them (plan.batch_selection), with
+their bands: a companion of its own, after the first."""
 
 import datetime
 import os
 
 from . import simmodel
-from .config import ARTICLE_WORKLOAD, COMPANION_WORKLOADS, UsageError, parse_name_list, warn
+from .config import (ARTICLE_WORKLOAD, BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD,
+                     COMPANION_WORKLOADS, UsageError, parse_name_list, warn)
 from .gnuplot import write_simulated_plots
 from .proc import usable_cpus
 from .rundata import (COMPANION_KEY, MODEL_KEY, companion_dirs, medians, read_meta,
@@ -81,9 +85,7 @@ def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
     variants = sorted({k[0] for k in real} & set(variants_built()))
     if not variants:
         raise SimError("no variant of %s has a simulation build (`make sim`)" % real_run)
-    # beside the measured run (results/, or wherever --out put it)
-    out = os.path.join(os.path.dirname(os.path.abspath(real_run)), "sim-%s-%s" % (
-        m["name"], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+    out = out_dir(real_run, m["name"])   # beside the measured run
     workers = companion_workers(m["npus"]) if all_workers else [m["npus"]]
     present = sorted({name.split("/")[0] for name in like})
     run_dir, failed = simulate(machine, variants, present, workers,
@@ -93,20 +95,64 @@ def companion(real_run, machine, jobs=1, command="", echo=print, workloads=None,
     return run_dir, failed
 
 
+def out_dir(real_run, model_name):
+    """results/sim-<model>-<time>/ beside the measured run, a name not taken yet."""
+    base = os.path.dirname(os.path.abspath(real_run))
+    now = datetime.datetime.now()
+    while True:
+        path = os.path.join(base, "sim-%s-%s" % (model_name, now.strftime("%Y%m%d-%H%M%S")))
+        if not os.path.exists(path):
+            return path
+        now += datetime.timedelta(seconds=1)
+
+
+def batching_companion(real_run, machine, jobs=1, command="", echo=print, quiet=False):
+    """Section 4.2 SIMULATED: spawn_batch at the model's PUs on every row of the
+    batching question that the run measured and that has a simulation build, each with
+    its quick sweep's sets, 3 repetitions and the band of every point.  (its directory,
+    failed points), or (None, []) when the run has no such row."""
+    m = simmodel.load(machine)
+    rows = set(BATCH_SUBMIT_ROWS) | {r for steals in BATCH_STEAL_ROWS.values() for r, _ in steals}
+    measured = {k[0] for k in medians(real_run) if k[2].split("/")[0] == BATCH_WORKLOAD}
+    make_sim()
+    variants = sorted(measured & rows & set(variants_built()))
+    if not variants:
+        return None, []
+    run_dir, failed = simulate(machine, variants, [BATCH_WORKLOAD], [m["npus"]], 3, 1,
+                               out_dir(real_run, m["name"]), jobs, False, None, command,
+                               echo=echo, bands={BATCH_WORKLOAD}, quiet=quiet)
+    write_simulated_plots(run_dir, echo=echo)
+    return run_dir, failed
+
+
 def simulate_companion(run_dir, model, first, command, echo, quiet=False):
     """Simulate one companion on `model` (first: the one with every claim scenario and
-    worker count) and add it to the run's meta.json.  Returns True when it was written
-    with every point ok; a failure is a warning (the measured run stands)."""
-    try:
-        sim_dir, failed = companion(
-            run_dir, model, jobs=usable_cpus(), command=command, echo=echo,
-            workloads=None if first else [ARTICLE_WORKLOAD], all_workers=first, quiet=quiet)
-    except (simmodel.ModelError, SimError) as e:
-        warn(f"no simulated companion on {model}: {e}")
-        return False
-    record_meta(run_dir, COMPANION_KEY, string_list(read_meta(run_dir).get(COMPANION_KEY))
-                + [os.path.relpath(sim_dir, run_dir)])
-    if failed:
-        warn(f"simulated companion {os.path.basename(sim_dir)}: {len(failed)} point(s) failed: "
-             + ", ".join(failed[:5]))
-    return not failed
+    worker count, and the batching companion) and add it to the run's meta.json, for
+    the scenarios the run has.  Returns True when each was written with every point ok;
+    a failure is a warning (the measured run stands)."""
+    ok = True
+    has = {k[2].split("/")[0] for k in medians(run_dir)}
+    kinds = [False] if has & set(COMPANION_WORKLOADS) else []
+    for batch in kinds + ([True] if first and BATCH_WORKLOAD in has else []):
+        try:
+            if batch:
+                sim_dir, failed = batching_companion(run_dir, model, usable_cpus(), command,
+                                                     echo, quiet)
+            else:
+                sim_dir, failed = companion(
+                    run_dir, model, jobs=usable_cpus(), command=command, echo=echo,
+                    workloads=None if first else [ARTICLE_WORKLOAD], all_workers=first,
+                    quiet=quiet)
+        except (simmodel.ModelError, SimError) as e:
+            warn(f"no simulated {'batching ' if batch else ''}companion on {model}: {e}")
+            ok = False
+            continue
+        if sim_dir is None:
+            continue
+        record_meta(run_dir, COMPANION_KEY, string_list(read_meta(run_dir).get(COMPANION_KEY))
+                    + [os.path.relpath(sim_dir, run_dir)])
+        if failed:
+            warn(f"simulated companion {os.path.basename(sim_dir)}: {len(failed)} point(s) "
+                 "failed: " + ", ".join(failed[:5]))
+        ok = ok and not failed
+    return ok

@@ -67,10 +67,29 @@ CLAIM_REPETITIONS = {"article": 20}
 # should never differ (0 decided comparisons expected).
 AA_VARIANT = "chaselev"
 AA_SUFFIX = "-aa"
+# Section 4.2's batching experiment (workloads/spawn_batch.c; families.py's `batching`,
+# answers.py's row).  Batch submission (a spawn_batch set with `batch` k over the same
+# set with batch 0) is asked of BATCH_SUBMIT_ROWS; batch stealing of the rows that differ
+# from one of them only in how many tasks a thief takes per visit (BATCH_STEAL_ROWS: the
+# row, and its k), over that row (k = 1), on the sets with batch 0 from a worker.
+BATCH_WORKLOAD = "spawn_batch"
+BATCH_SUBMIT_ROWS = (REPRESENTATIVE, "ws")
+BATCH_STEAL_ROWS = {
+    REPRESENTATIVE: (("steal4", "4"), ("steal16", "16"), ("steal32", "32"), ("half", "half")),
+    "ws": (("ws-steal4", "4"), ("ws-steal16", "16"), ("ws-steal32", "32"), ("ws-half", "half")),
+}
+# The rows that exist for that experiment: a sweep that names no variants runs them on
+# BATCH_WORKLOAD alone (half predates it and runs everything).
+BATCH_ONLY = ("steal4", "steal16", "steal32", "ws-steal4", "ws-steal16", "ws-steal32", "ws-half")
+# The article's own scheduler (harness/ref/ws.c): its stealing row over its no-steal row
+# is section 5 in the article's design (families.py's `article, its design`).
+ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING = "ws-nosteal", "ws"
+
 # The scenario sweeps whose question needs two workers or more (the imbalance factor, the
-# article's delay): at one worker there is nothing to balance, every scenario is the same
-# total work in another order, and the quick sweep runs only their first set there.
-SCENARIO_WORKLOADS = ("imbalance", "article")
+# article's delay, the batching experiment's stealing and late waves): at one worker
+# there is nothing to balance or steal, and the quick sweep runs only their first set
+# there.
+SCENARIO_WORKLOADS = ("imbalance", "article", BATCH_WORKLOAD)
 # Environment variable set for the bench binary (listing and runs) under --full: the
 # harness then also registers each workload's extra argument sets (workload_t.full).
 FULL_ENV = "SCHEDBENCH_FULL"
@@ -92,10 +111,10 @@ KERNEL_WORKLOADS = ("article", "imbalance", "dag", "granularity", "spawn_batch")
 # every set of the claim's workloads (WHOLE_WORKLOADS: their scenarios are the point).
 CLAIM_PARAM = "imbalance"
 CLAIM_WORKLOAD = "imbalance"
-# The workloads whose every listed set the quick sweep runs (the claims' scenarios, and
-# spawn_batch's per-task signal against batches, the article's batching claim), and
-# those the simulated companions simulate.
-WHOLE_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD, "spawn_batch")
+# The workloads whose every listed set the quick sweep runs (the claims' scenarios; the
+# batching experiment's on its rows, plan.batch_selection), and those the simulated
+# companions simulate.
+WHOLE_WORKLOADS = (CLAIM_WORKLOAD, ARTICLE_WORKLOAD)
 # The parameter each scenario workload sweeps: the quick sweep takes its every value
 # (for the article, the full listing's d = 0.25, 0.75 and 2 beside the default 0, 0.5, 1:
 # its figure draws every swept d), the other parameters at the first set's.

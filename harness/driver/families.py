@@ -14,9 +14,13 @@ The families (each corrected on its own, compare.py: its m brackets hold togethe
     A/A                  the A/A twin (config.AA_VARIANT run a second time under another
                          label, interleaved with the rest) over its original, on every
                          benchmark at every worker count: every one should be undecided
-    batching             spawn_batch's batches of 32 over a wake-up per task, for
-                         config.REPRESENTATIVE, per submitter setting and worker count,
-                         against the article's 20% (threshold 1.2)
+    article, its design  the article's own scheduler stealing (`ws`) over its no-steal
+                         mode (`ws-nosteal`) on each of the article workload's settings,
+                         at the run's largest worker count, on the window (section 5)
+    batching             section 4.2 at the largest worker count (batching.py): batch
+                         submission over one task at a time on config.BATCH_SUBMIT_ROWS,
+                         and each batch-stealing row over its k = 1 row, against the
+                         article's 20% (threshold 1.2)
     elastic              `elastic` / config.REPRESENTATIVE, wall (window) and CPU time, on
                          the article's case at the largest worker count
 
@@ -24,13 +28,13 @@ A speedup is base time / variant time (higher: the variant is faster); elastic's
 elastic's time / the representative's (lower: elastic takes less)."""
 
 from . import compare as cmp
-from .config import (ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, CLAIM_WORKLOAD,
+from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_POOL,
+                     ARTICLE_WORKLOAD, BASELINES, BATCH_ONLY, CLAIM_WORKLOAD,
                      REPRESENTATIVE)
-from .gbjson import params_of
 
 ARTICLE_METRIC = "window_s"
-BATCH_TARGET = 1.2          # the article's "20%+ more throughput" (section 4.2)
 AA = "A/A"
+ARTICLE_DESIGN = "article, its design"
 
 
 def all_family(base, workers):
@@ -56,7 +60,8 @@ class RunComparisons:
         self.top = max(self.workers) if self.workers else None
         self.twins = data.twins()
         self.variants = data.variants()          # without the A/A twin
-        refs = {r.variant for r in data.results if r.reference}
+        # the rows of the batching experiment alone are no base (config.BATCH_ONLY)
+        refs = {r.variant for r in data.results if r.reference} - set(BATCH_ONLY)
         self.bases = [b for b in BASELINES if b in self.variants] + sorted(refs)
         self.against = against or next((b for b in BASELINES if b in self.variants), None)
         self.all = []
@@ -91,13 +96,17 @@ class RunComparisons:
 
     def _article(self):
         for bench, cells in sorted(self.table.items()):
-            if bench.split("/", 1)[0] != ARTICLE_WORKLOAD or (ARTICLE_POOL, self.top) not in cells:
+            if bench.split("/", 1)[0] != ARTICLE_WORKLOAD:
                 continue
-            base = cells[(ARTICLE_POOL, self.top)]
-            for v in self.others(ARTICLE_POOL):
+            base = cells.get((ARTICLE_POOL, self.top))
+            for v in self.others(ARTICLE_POOL) if base else ():
                 r = cells.get((v, self.top))
-                if r is not None:
+                if r is not None and not r.reference:   # the bthread designs
                     self._add("article", base, r, metric_of(base, r))
+            base = cells.get((ARTICLE_DESIGN_POOL, self.top))
+            r = cells.get((ARTICLE_DESIGN_STEALING, self.top))
+            if base and r:                              # the article's own design
+                self._add(ARTICLE_DESIGN, base, r, metric_of(base, r))
 
     def _imbalance(self):
         for base in self.bases:
@@ -122,33 +131,9 @@ class RunComparisons:
                 for w in self.workers:
                     self._add(AA, cells.get((original, w)), cells.get((twin, w)))
 
-    def batching_bench(self, batch, frm, spin):
-        for b in self.table:
-            p = params_of(b)
-            if (b.startswith("spawn_batch/") and p.get("batch") == batch and p.get("from") == frm
-                    and p.get("grain_ns") == "500" and p.get("spin", "0") == spin):
-                return b
-        return None
-
-    BATCH_SETTINGS = (("0", "1", "from a spinning pthread"), ("0", "0", "from a blocking pthread"),
-                      ("1", "0", "from a worker"))
-
     def _batching(self):
-        for frm, spin, where in self.BATCH_SETTINGS:
-            plain, batched = self.batching_bench("0", frm, spin), self.batching_bench("32", frm, spin)
-            if not plain or not batched:
-                continue
-            for w in self.workers:
-                a = self.table[plain].get((REPRESENTATIVE, w))
-                b = self.table[batched].get((REPRESENTATIVE, w))
-                if a is None or b is None:
-                    continue
-                c = cmp.compare("batching", a.values(), b.values(), BATCH_TARGET,
-                                benchmark=batched, workers=w, base=f"{REPRESENTATIVE} signal per task",
-                                variant=f"{REPRESENTATIVE} batches of 32", where=where,
-                                setting=(frm, spin))
-                if c:
-                    self.all.append(c)
+        from . import batching   # it imports this module
+        self.all += batching.measured(self.data)
 
     def article_case(self):
         """(benchmark, d) of the article's case: its first setting's swept d nearest the

@@ -11,8 +11,9 @@ import re
 import subprocess
 import tempfile
 
-from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, CALIBRATION_FILTER, CLAIM_PARAM, ITERS_ENV,
-                     SCENARIO_WORKLOADS, SWEPT_PARAM, WHOLE_WORKLOADS, UsageError,
+from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, BATCH_ONLY, BATCH_STEAL_ROWS,
+                     BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, CALIBRATION_FILTER, CLAIM_PARAM,
+                     ITERS_ENV, SCENARIO_WORKLOADS, SWEPT_PARAM, WHOLE_WORKLOADS, UsageError,
                      check_unknown, warn)
 from .gbjson import params_of, workload_of
 
@@ -87,18 +88,37 @@ def group_by_workload(names):
     return groups
 
 
-def quick_selection(listed, more=(), workers=None):
+STEAL_ROWS = {row for rows in BATCH_STEAL_ROWS.values() for row, _ in rows}
+
+
+def batch_selection(listed, variant):
+    """The batching experiment's sets for one row (config.BATCH_*): every one for a row
+    whose batch submission is asked (and its A/A twin); for a row that differs only in
+    how many tasks a thief takes, the sets with batch 0 from a worker (one task per
+    publication: the stealing half); for any other row the first set."""
+    if variant in BATCH_SUBMIT_ROWS or variant == AA_VARIANT + AA_SUFFIX:
+        return list(listed)
+    if variant in STEAL_ROWS:
+        return [n for n in listed if params_of(n).get("batch") == "0"
+                and params_of(n).get("from") == "1" and params_of(n).get("spin") == "0"]
+    return listed[:1]
+
+
+def quick_selection(listed, more=(), workers=None, variant=None):
     """The quick sweep's share of one workload's listed argument sets: the first, and
     those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
     every set of WHOLE_WORKLOADS, and of `more` (the full listing's further sets, for the
     workloads of SWEPT_PARAM) those that differ from the first only in the swept
-    parameter (the article's every d); at one worker only the first set of
-    SCENARIO_WORKLOADS (config.py: one worker has nothing to balance)."""
+    parameter (the article's every d); the batching experiment's by row
+    (batch_selection); at one worker only the first set of SCENARIO_WORKLOADS (config.py:
+    one worker has nothing to balance)."""
     if not listed:
         return []
     workload = listed[0].split("/", 1)[0]
     if workers == 1 and workload in SCENARIO_WORKLOADS:
         return [listed[0]]
+    if workload == BATCH_WORKLOAD:
+        return batch_selection(listed, variant)
     first = params_of(listed[0])
     swept = {SWEPT_PARAM.get(workload, CLAIM_PARAM)}
 
@@ -111,16 +131,17 @@ def quick_selection(listed, more=(), workers=None):
     return chosen + [n for n in more if n not in chosen and differs_only_in_swept(n)]
 
 
-def select_sets(listed, all_sets=False, regex=None, like=None, more=(), workers=None):
+def select_sets(listed, all_sets=False, regex=None, like=None, more=(), workers=None,
+                variant=None):
     """One workload's argument sets (benchmark names, in the listing's order) in a sweep:
     those named in `like` (a real run's benchmarks, which a simulated sweep can take),
     else those the regular expression matches, else all of them with all_sets, else
-    quick_selection's (with `more` and `workers`)."""
+    quick_selection's (with `more`, `workers` and `variant`)."""
     if like is not None:
         return [n for n in listed if n in like]
     if regex:
         return [n for n in listed if regex.search(n)]
-    return list(listed) if all_sets else quick_selection(listed, more, workers)
+    return list(listed) if all_sets else quick_selection(listed, more, workers, variant)
 
 
 def name_regex(text, option="--filter"):
@@ -141,14 +162,17 @@ def make_point(target, binary, workers, workload, benchmarks, **fields):
                 raw=f"raw/{where}.json", log=f"logs/{where}.log")
 
 
-def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False):
+def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=False,
+                named=False):
     """The sweep's points: one per (binary, workload, workers), each run in rounds of
     bench invocations (sweep.py) whose filter comes from the binary's own listing.
     Unknown workloads raise; no workloads means those of `make list-workloads`.  The
     argument sets: all listed ones with full, all_sets or a name filter, else
     quick_selection's (the article's every swept d comes from the full listing: a set
-    only that listing has makes its point `full`, run with the full sets registered).  A run of config.AA_VARIANT gets its A/A twin: the
-    same points under the label <variant> + AA_SUFFIX."""
+    only that listing has makes its point `full`, run with the full sets registered).
+    Unless the variants were named, the rows of config.BATCH_ONLY run BATCH_WORKLOAD
+    alone.  A run of config.AA_VARIANT gets its A/A twin: the same points under the
+    label <variant> + AA_SUFFIX."""
     listings, full_listings = {}, {}
     quick = not (full or all_sets or name_filter)
     for t in list(targets):
@@ -175,10 +199,13 @@ def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=
         for workload, listed in group_by_workload(listings[t.name]).items():
             if workloads and workload not in workloads:
                 continue
+            if not named and t.name in BATCH_ONLY and workload != BATCH_WORKLOAD:
+                continue
             more = [n for n in more_of.get(workload, []) if n not in listed] \
                 if workload == ARTICLE_WORKLOAD else []
             for w in workers:
-                chosen = select_sets(listed, full or all_sets, regex, more=more, workers=w)
+                chosen = select_sets(listed, full or all_sets, regex, more=more, workers=w,
+                                     variant=t.name)
                 if not chosen:
                     continue
                 extra = [n for n in chosen if n not in listed]
@@ -230,16 +257,19 @@ def simulated_points(targets, listing, workloads, workers, model, all_sets=False
     workloads = workloads or sorted(listing)
     check_unknown(workloads, listing, "workload")
     regex = name_regex(name_filter)
-    chosen = {}
-    for workload in workloads:
-        names = select_sets([name for name, _ in listing[workload]], all_sets, regex, like)
-        if names:
-            args = dict(listing[workload])
-            chosen[workload] = (names, [args[n] for n in names])
-    return [make_point(t, t.binary, w, workload, names, args=args, filter=None,
-                       simulated=True, model=model)
-            for t in targets for w in workers
-            for workload, (names, args) in sorted(chosen.items())]
+    points = []
+    for t in targets:   # the sets may depend on the row (quick_selection)
+        chosen = {}
+        for workload in sorted(workloads):
+            names = select_sets([name for name, _ in listing[workload]], all_sets, regex, like,
+                                variant=t.name)
+            if names:
+                args = dict(listing[workload])
+                chosen[workload] = (names, [args[n] for n in names])
+        points += [make_point(t, t.binary, w, workload, names, args=args, filter=None,
+                              simulated=True, model=model)
+                   for w in workers for workload, (names, args) in sorted(chosen.items())]
+    return points
 
 
 def calibrate_kernel(root, targets):

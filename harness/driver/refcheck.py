@@ -17,7 +17,7 @@ from . import benchjson
 
 # The workloads the reference rows implement (harness/ref/ref.h; tests/py/test_docs.py
 # checks this list against ref.h and harness/ref/README.md).
-WORKLOADS = ("fib", "granularity", "imbalance", "spawn")
+WORKLOADS = ("article", "fib", "granularity", "imbalance", "spawn", "spawn_batch")
 COUNTERS = ("proc_cpu_s", "items_per_second")
 
 

@@ -11,7 +11,7 @@ medians beside Brent's bound on each speedup."""
 import os
 
 from . import compare as cmp
-from . import families, targetfile
+from . import batching, families, targetfile
 from .answers import ANSWER_HEADERS, answer_rows
 from .article import METRIC as ARTICLE_METRIC, first_setting, panels, settings
 from .claimfigs import scenario_label
@@ -399,7 +399,8 @@ class Report:
 
     def render(self):
         parts = (self.header() + self.intro() + self.answers() + self.targets()
-                 + self.article() + self.imbalance() + self.aa() + self.why()
+                 + self.article() + batching.report_lines(self.data, self.sims)
+                 + self.imbalance() + self.aa() + self.why()
                  + self.overview() + self.statistics() + self.times() + self.run_table()
                  + self.problems())
         if not self.manifest.get("plots"):

@@ -343,7 +343,7 @@ def start_run(args, build):
     check_new_out(args.out)
     targets = select_targets(build, variants, args.no_build)
     points = plan_points(build, targets, workloads, workers, args.filter, args.full,
-                         args.all_sets)
+                         args.all_sets, named=variants is not None)
     top = max(workers)
     for p in points:
         p["repetitions"] = reps

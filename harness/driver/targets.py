@@ -19,9 +19,17 @@ Comparisons (issue: target):
   spawn       tasks/s from one foreign pthread vs the plain pthread pool, 2 workers, every
               stealing variant                    (3: >= 1.0x; 12: chaselev >= 1.0x, all >= 0.8x)
   flush       NOSIGNAL + bthread_flush in batches of 32 vs one signal per task, 0.5 us
-              tasks, from a pthread and from a worker, chaselev and half   (12: >= 1.2x)
+              tasks, from a pthread and from a worker, chaselev and half; the same batch
+              on the article's scheduler (ws)                            (12: >= 1.2x)
   flush-sim   the same at 16 workers, SIMULATED on the epyc16 model (make sim): the case
               the target is about, where starts find workers idle   (12: >= 1.2x)
+  article-ws  the article's own scheduler stealing (ws) vs its no-steal mode
+              (ws-nosteal), the article's case (d = 0.5, 100 us tasks), 2 workers, tasks
+              per second over the experiment's window   (42: within 5% of the ideal
+              1.50x, >= 1.425x)
+  task-cost   a task's cost: 10^5 empty tasks started one at a time from a worker, 1
+              worker, ws vs chaselev, ns per task        (42: <= 0.2x: a function-pointer
+              pool should cost a fifth of a bthread or less)
   pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  (4: <= 0.75x)
   imbalance   chaselev vs static, affinity and oneTBB at 2 workers, each scenario
               (6: oneTBB <= 1.0x; a pool without stealing: within 10% of what a
@@ -170,16 +178,20 @@ def do_spawn(n, results):
                f"{w} worker(s)", a, b, "M/s", 1.0, lower_is_better=False)
 
 
+def flush_name(batch, frm):
+    return f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/late:0/real_time"
+
+
 def do_flush(n, results, env):
-    for v in ("chaselev", "half"):
+    for v in ("chaselev", "half", "ref/ws"):
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
-                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/real_time"
+                name = flush_name(batch, frm)
                 return bench(f"build/{v}/bench", 2, "^" + re.escape(name) + "$", "0.3",
                              env)[name][1]["items_per_second"] / 1e6
             a, b = rounds_of(n, lambda: rate(32), lambda: rate(0))
-            report(results, "flush", f"0.5 us tasks from {who}, {v}: batches of 32 vs signal per task",
-                   a, b, "M/s", 1.2, lower_is_better=False)
+            report(results, "flush", f"0.5 us tasks from {who}, {v.split('/')[-1]}: batches of 32 "
+                   "vs one at a time", a, b, "M/s", 1.2, lower_is_better=False)
 
 
 def sim_bench(variant, machine, workers, name):
@@ -205,10 +217,31 @@ def do_flush_sim(results):
     for v in ("chaselev", "half"):
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
-                name = f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/real_time"
-                return 20000 / sim_bench(v, "epyc16", 16, name)[0] * 1e3
+                return 20000 / sim_bench(v, "epyc16", 16, flush_name(batch, frm))[0] * 1e3
             report(results, "flush-sim", f"SIMULATED epyc16, 16 workers, from {who}, {v}: 32 vs 1",
                    [rate(32)], [rate(0)], "M/s", 1.2, lower_is_better=False)
+
+
+def do_article_ws(n, results, env):
+    name = "article/delay_pct:50/late_pct:50/grain_us:100/tasks:1000/foreign:0/real_time"
+
+    def rate(row):   # thousands of tasks per second over the window
+        window = bench(f"build/ref/{row}/bench", 2, "^" + re.escape(name) + "$", "0.3",
+                       env)[name][1]["window_s"]
+        return 1000 / window / 1e3
+    a, b = rounds_of(n, lambda: rate("ws"), lambda: rate("ws-nosteal"))
+    report(results, "article-ws", "the article's scheduler, stealing (ws) vs its no-steal mode "
+           "(ws-nosteal): d = 0.5, 100 us tasks, 2 workers, over the window (ideal 1.50x)",
+           a, b, "k/s", 1.425, lower_is_better=False)
+
+
+def do_task_cost(n, results):
+    name = "spawn_batch/n:100000/batch:0/from:1/grain_ns:0/spin:0/late:0/real_time"
+    pat = "^" + re.escape(name) + "$"
+    a, b = rounds_of(n, lambda: bench("build/ref/ws/bench", 1, pat, "0.3", full=True)[name][0] / 1e5,
+                     lambda: bench("build/chaselev/bench", 1, pat, "0.3", full=True)[name][0] / 1e5)
+    report(results, "task-cost", "a task's cost, 10^5 empty tasks from a worker, 1 worker: the "
+           "article's scheduler (ws) vs chaselev", a, b, "ns", 0.2)
 
 
 def do_pingpong(n, results):
@@ -314,8 +347,8 @@ def do_blocked(results):
 # the targets (compare.py; with 5, the smallest p is 0.0079 against 0.05 / 43 needed).
 TARGET_ROUNDS = 10
 
-KNOWN = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "pingpong", "imbalance",
-         "blocked")
+KNOWN = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "article-ws", "task-cost",
+         "pingpong", "imbalance", "blocked")
 
 
 def check_only(only):
@@ -336,13 +369,17 @@ def measure(only, rounds):
     env = {"SCHEDBENCH_ITERS_PER_US": os.environ.get("SCHEDBENCH_ITERS_PER_US", "")}
     for what in only:
         try:
-            if what in ("imbalance", "flush") and not env["SCHEDBENCH_ITERS_PER_US"]:
+            if what in ("imbalance", "flush", "article-ws") and not env["SCHEDBENCH_ITERS_PER_US"]:
                 rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
                 env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
             if what == "imbalance":
                 do_imbalance(rounds, results, env)
             elif what == "flush":
                 do_flush(rounds, results, env)
+            elif what == "article-ws":
+                do_article_ws(rounds, results, env)
+            elif what == "task-cost":
+                do_task_cost(rounds, results)
             elif what == "blocked":
                 do_blocked(results)
             elif what == "flush-sim":

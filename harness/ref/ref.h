@@ -1,5 +1,6 @@
 /*
- * ref.h -- what one reference runtime (oneTBB, OpenMP, a pthread pool) provides to the
+ * ref.h -- what one reference runtime (oneTBB, OpenMP, a pthread pool, the work-stealing
+ * article's scheduler) provides to the
  * reference main (ref_main.c), which runs it under the same bench driver as the variants
  * (harness/bench/driver.h).  Each runtime is one file, harness/ref/<r>.c or .cc, implementing
  * the functions below; the result is build/ref/<r>/bench, whose benchmark names,
@@ -16,6 +17,13 @@
  *   granularity(tasks)  METG sweep; answer/items/counters as workloads/granularity.c
  *                  (the sweep is shared, wl_granularity_run: a runtime runs one step,
  *                  ref_granularity_step)
+ *   article(...)   the article's experiment (wl_article_parse); answer/items/counters as
+ *                  workloads/article.c
+ *   spawn_batch(...)  section 4.2's batching experiment (wl_spawn_batch_parse); as
+ *                  workloads/spawn_batch.c
+ * The last two, and the counters, are optional: only the function-pointer runtimes
+ * (fn_workloads.c) define them, and ref_main.c registers them where they are defined
+ * (weak references: a runtime that leaves one out needs no stub).
  * No reference links the scheduler: a row is the runtime, the driver, and nothing else.
  */
 #ifndef SCHEDBENCH_REF_H
@@ -24,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "driver.h"   /* struct drv_ratio */
 #include "workload.h" /* wl_run_t, wl_counter_add (data types only: no registry) */
 
 #ifdef __cplusplus
@@ -49,6 +58,20 @@ int ref_imbalance(const long *args, wl_run_t *out);
  * tasks i = 0..tasks-1, each wl_granularity_task(g, i, iters), started by one task and
  * waited for; *sum = the sum of their terms. */
 int ref_granularity_step(int g, long tasks, uint64_t iters, uint64_t *sum);
+
+/* Optional (see the top). */
+int ref_article(const long *args, wl_run_t *out) __attribute__((weak));
+int ref_spawn_batch(const long *args, wl_run_t *out) __attribute__((weak));
+
+/* Optional: the runtime's scheduler counters for the run record, named as the variants'
+ * where they mean the same (drv_runtime_t's nstats, stat_names, stats, ratios). */
+typedef struct ref_counters {
+    int n;
+    const char *const *names;
+    void (*sum)(double *out); /* n values, summed over the workers */
+    const struct drv_ratio *ratios;
+} ref_counters_t;
+const ref_counters_t *ref_counters(void) __attribute__((weak));
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /*
- * ref_main.c -- build/ref/<r>/bench: a reference row (oneTBB, OpenMP, pool) as the same
+ * ref_main.c -- build/ref/<r>/bench: a reference row (oneTBB, OpenMP, pool, ws) as the same
  * bench driver as build/<variant>/bench (harness/bench/driver.h), over a runtime that
  * implements ref.h instead of the scheduler.
  *
@@ -10,8 +10,9 @@
  * The benchmark names and argument sets are not listed here: the build writes them into
  * sets.h from the first variant's `bench --benchmark_list_tests` (bench, --full and
  * --smoke lists), so a reference row always measures exactly the sets the variants do.
- * Of those, it registers the workloads below (fib, granularity, imbalance, spawn) that
- * the runtime can express (ref_supports).  Their argument names and sequential answers
+ * Of those, it registers the workloads below (fib, granularity, imbalance, spawn; article
+ * and spawn_batch where the runtime defines them) that the runtime can express
+ * (ref_supports).  Their argument names and sequential answers
  * are the workloads' own (workloads/wl_defs.h); if a listed set's argument names differ,
  * the binary refuses to start rather than measure something else.
  *
@@ -56,10 +57,41 @@ static workload_t ref_imbalance_wl = {.name = "imbalance", .summary = "load imba
 static workload_t ref_spawn_wl = {.name = "spawn", .summary = "n tiny tasks",
                                   .arg_names = WL_SPAWN_ARGS, .sequential = wl_spawn_answer,
                                   .parallel = ref_spawn};
+static const char *ref_article_check(const long *args, int workers)
+{
+    wl_article_t p;
+    return wl_article_parse(args, workers, &p);
+}
+static const char *ref_spawn_batch_check(const long *args, int workers)
+{
+    (void)workers;
+    wl_spawn_batch_t p;
+    return wl_spawn_batch_parse(args, &p);
+}
+static workload_t ref_article_wl = {.name = "article", .summary = "the article's experiment",
+                                    .arg_names = WL_ARTICLE_ARGS,
+                                    .sequential = wl_article_answer, .check = ref_article_check};
+static workload_t ref_spawn_batch_wl = {.name = "spawn_batch", .summary = "batch submission",
+                                        .arg_names = WL_SPAWN_BATCH_ARGS,
+                                        .sequential = wl_spawn_batch_answer,
+                                        .check = ref_spawn_batch_check};
 WORKLOAD_REGISTER(ref_fib_wl)
 WORKLOAD_REGISTER(ref_granularity_wl)
 WORKLOAD_REGISTER(ref_imbalance_wl)
 WORKLOAD_REGISTER(ref_spawn_wl)
+
+/* The optional workloads, where the runtime defines them (ref.h). */
+static void __attribute__((constructor)) ref_register_optional(void)
+{
+    if (ref_article) {
+        ref_article_wl.parallel = ref_article;
+        workload_register(&ref_article_wl);
+    }
+    if (ref_spawn_batch) {
+        ref_spawn_batch_wl.parallel = ref_spawn_batch;
+        workload_register(&ref_spawn_batch_wl);
+    }
+}
 
 static int start(int workers)
 {
@@ -83,5 +115,12 @@ int main(int argc, char **argv)
         .sets = {ref_sets_bench, ref_sets_full, ref_sets_smoke},
         .supports = supports,
     };
+    const ref_counters_t *c = ref_counters ? ref_counters() : NULL;
+    if (c) {
+        rt.nstats = c->n;
+        rt.stat_names = c->names;
+        rt.stats = c->sum;
+        rt.ratios = c->ratios;
+    }
     return drv_main(argc, argv, &rt);
 }

@@ -1,9 +1,12 @@
-# harness/ref/rules.mk -- the reference rows: the workloads on oneTBB, on OpenMP and on
-# a plain pthread thread pool (included by the root Makefile).
+# harness/ref/rules.mk -- the reference rows: the workloads on oneTBB, on OpenMP, on a
+# plain pthread thread pool and on the work-stealing article's own scheduler (included
+# by the root Makefile).
 #
 #   build/ref/tbb/bench    oneTBB (libtbb-dev), C++ with $(CXX)
 #   build/ref/omp/bench    OpenMP tasks, C with gcc -fopenmp (libgomp; $(OMP_CC))
 #   build/ref/pool/bench   the textbook mutex+condvar ring-buffer pool on pthreads, C with $(CC)
+#   build/ref/ws*/bench    the article's scheduler (ws.c), one row per knob setting from
+#                          one source: WS_STEAL_K_<row> below
 #   make refs              build them all
 #   make list-references   the reference rows, one name a line (run.py reads this)
 #   make refs-smoke        each reference once at the `test` sizes, answers checked, JSON
@@ -17,9 +20,21 @@
 # instrumented; their results would say nothing), nor for ARCH=aarch64 (oneTBB and
 # Boost for arm64 are not installed; the variants' products are what that build is for).
 
-REFERENCES := tbb omp pool
+# The article's scheduler: each row is ws.c built with how many tasks a thief takes in
+# one attempt (0: no stealing, the article's traditional per-thread-queue pool; -1: half).
+WS_ROWS := ws ws-nosteal ws-steal4 ws-steal16 ws-steal32 ws-half
+WS_STEAL_K_ws := 1
+WS_STEAL_K_ws-nosteal := 0
+WS_STEAL_K_ws-steal4 := 4
+WS_STEAL_K_ws-steal16 := 16
+WS_STEAL_K_ws-steal32 := 32
+WS_STEAL_K_ws-half := -1
+REFERENCES := tbb omp pool $(WS_ROWS)
 # Workloads a reference does not register (ref_supports), so refcheck does not ask for them.
-REF_WITHOUT_pool := fib
+REF_WITHOUT_tbb := article spawn_batch
+REF_WITHOUT_omp := article spawn_batch
+REF_WITHOUT_pool := fib article spawn_batch
+$(foreach r,$(WS_ROWS),$(eval REF_WITHOUT_$(r) := fib))
 REF_LIST_FROM := $(BUILD)/$(firstword $(VARIANTS))/bench # any variant lists the same sets
 REF_DIR := $(BUILD)/ref
 OMP_CC ?= gcc
@@ -58,7 +73,7 @@ $(REF_DIR)/tbb/ref_main.o: $(REF_MAIN_DEPS)
 $(REF_DIR)/omp/ref_main.o: $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
 	$(OMP_CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(OMP_CC) $(REF_OMPFLAGS)) $(REF_CFLAGS) -c $< -o $@
-$(REF_DIR)/pool/ref_main.o: $(REF_MAIN_DEPS)
+$(REF_DIR)/pool/ref_main.o $(patsubst %,$(REF_DIR)/%/ref_main.o,$(WS_ROWS)): $(REF_MAIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(call REF_DEFS,$(CC) $(REF_CFLAGS)) $(REF_CFLAGS) -c $< -o $@
 
@@ -78,16 +93,29 @@ $(REF_DIR)/tbb/tbb.o: harness/ref/tbb.cc $(REF_HDRS)
 $(REF_DIR)/omp/omp.o: harness/ref/omp.c $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(OMP_CC) $(REF_CPPFLAGS) $(REF_OMPFLAGS) -c $< -o $@
-$(REF_DIR)/pool/pool.o: harness/ref/pool.c harness/ref/ring_pool.h $(REF_HDRS)
+$(REF_DIR)/pool/pool.o: harness/ref/pool.c harness/ref/ring_pool.h harness/ref/fnrt.h $(REF_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
+# The workloads of the function-pointer runtimes (pool, ws), compiled once.
+REF_FN_OBJ := $(REF_DIR)/shared/fn_workloads.o
+$(REF_FN_OBJ): harness/ref/fn_workloads.c harness/ref/fnrt.h common/atomics.h $(REF_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(REF_CPPFLAGS) $(REF_CFLAGS) -c $< -o $@
+# ws.c once per row, with the row's name and steal setting.
+WS_HDRS := harness/ref/ws.c harness/ref/ws_fnrt.h harness/ref/ws_sched.h harness/ref/ws_deque.h harness/ref/fnrt.h \
+           common/atomics.h $(REF_HDRS)
+$(REF_DIR)/%/ws.o: $(WS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(REF_CPPFLAGS) -DWS_ROW='"$*"' -DWS_STEAL_K=$(WS_STEAL_K_$*) $(REF_CFLAGS) -c $< -o $@
 
 $(REF_DIR)/tbb/bench: $(REF_DIR)/tbb/ref_main.o $(REF_DIR)/tbb/tbb.o $(REF_SHARED) $(SHIM_OBJ)
 	$(CXX) $(REF_CXXFLAGS) $^ -ltbb $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
 # Linked by the OpenMP compiler's driver so that its runtime (libgomp) comes along.
 $(REF_DIR)/omp/bench: $(REF_DIR)/omp/ref_main.o $(REF_DIR)/omp/omp.o $(REF_SHARED) $(SHIM_OBJ)
 	$(OMP_CC) -fopenmp $^ -lstdc++ $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
-$(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o $(REF_SHARED) $(SHIM_OBJ)
+$(REF_DIR)/pool/bench: $(REF_DIR)/pool/ref_main.o $(REF_DIR)/pool/pool.o $(REF_FN_OBJ) $(REF_SHARED) $(SHIM_OBJ)
+	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
+$(patsubst %,$(REF_DIR)/%/bench,$(WS_ROWS)): $(REF_DIR)/%/bench: $(REF_DIR)/%/ref_main.o $(REF_DIR)/%/ws.o $(REF_FN_OBJ) $(REF_SHARED) $(SHIM_OBJ)
 	$(CXX) $(REF_CXXFLAGS) $^ $(REF_LIBS) -o $@.tmp && mv -f $@.tmp $@
 
 refs: $(patsubst %,$(REF_DIR)/%/bench,$(REFERENCES))

@@ -112,7 +112,7 @@ def test_reference_rows_are_named_where_they_are_listed(tree):
     assert refs, "make list-references lists nothing"
     assert names(section("README.md", r"^  ref/ +reference rows (.*?) \("), {"and"}) == refs
     table = section("harness/ref/README.md", r"^(\| row \|.*?)\n\n")
-    assert set(re.findall(r"^\| `(\w+)` \|", table, flags=re.M)) == refs
+    assert set(re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M)) == refs
     assert names(section("harness/ref/README.md", r"make list-references +# (.*?)$")) == refs
     assert names(section("harness/ref/README.md", r"`variant` \((.*?)\)")) == refs
 
@@ -123,7 +123,7 @@ def test_reference_workloads(tree):
     expected = set(refcheck.WORKLOADS)
     declared = set(re.findall(r"\bref_(\w+?)(?:_step)?\(", read("harness/ref/ref.h")))
     assert declared & set(tree.workloads) == expected
-    assert names(section("README.md", r"pthread pool\)\n +running (.*?)\n")) == expected
+    assert names(section("README.md", r"own scheduler\)\n +running (.*?)\n")) == expected
     assert names(section("harness/ref/README.md", r"^Workloads: (.*?) \(")) == expected
     without = re.findall(r"^REF_WITHOUT_\w+ *:= *(.*)$", read("harness/ref/rules.mk"), re.M)
     assert without and set(" ".join(without).split()) <= expected

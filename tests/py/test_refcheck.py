@@ -15,7 +15,7 @@ GOOD = {
         {"name": f"{w}/n:1/real_time", "run_name": f"{w}/n:1/real_time",
          "run_type": "iteration", "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms",
          "proc_cpu_s": 0.1, "items_per_second": 10.0}
-        for w in ("fib", "granularity", "imbalance", "spawn")
+        for w in refcheck.WORKLOADS
     ],
 }
 
@@ -38,8 +38,9 @@ def test_missing_context_key_is_reported():
 
 def test_error_and_missing_workload_are_reported():
     doc = copy.deepcopy(GOOD)
-    doc["benchmarks"][1]["error_occurred"] = True
-    doc["benchmarks"][1]["error_message"] = "granularity: wrong answer"
+    granularity = refcheck.WORKLOADS.index("granularity")
+    doc["benchmarks"][granularity]["error_occurred"] = True
+    doc["benchmarks"][granularity]["error_message"] = "granularity: wrong answer"
     bad = refcheck.check(doc)
     assert any("wrong answer" in b for b in bad)
     assert any(b.startswith("workload granularity") for b in bad)
@@ -47,7 +48,8 @@ def test_error_and_missing_workload_are_reported():
 
 def test_missing_counter_is_reported():
     doc = copy.deepcopy(GOOD)
-    del doc["benchmarks"][3]["proc_cpu_s"]
+    spawn = refcheck.WORKLOADS.index("spawn")
+    del doc["benchmarks"][spawn]["proc_cpu_s"]
     assert refcheck.check(doc) == ["spawn/n:1/real_time: no counter proc_cpu_s"]
 
 

@@ -1,0 +1,10 @@
+/*
+ * steal4 -- chaselev, but a thief takes up to 4 tasks of the victim's queue in one visit
+ * (at most half of it): the work-stealing article's batch stealing (section 4.2) at
+ * k = 4, beside chaselev (1), steal4, steal16, steal32 and half (no bound).
+ */
+#define STEAL_K 4
+#include "rq_wsq.h"
+#include "rq_steal_k.h"
+#include "victims_random.h"
+#include "idle_park.h"
