@@ -44,10 +44,11 @@ def measured_cell(p: Panel, d):
                  for x in [p.comparison(v, dd)] if x), default=0.0)
     text = (f"{p.label}, {int(p.setting.late_fraction * 100)}% of the submitters late by "
             f"d = {d:g} x W/P: `{rep}` {c.text() if c else '-'} over "
-            f"{POOL_NAMES[ARTICLE_POOL]} (ideal {fmt_x(p.ideal(d))}); the {len(steal)} "
-            f"stealing variants {fmt_range(x.ratio for x in steal.values())}, "
-            f"{sum(x.verdict == cmp.BETTER for x in steal.values())} of them decided faster; "
-            f"every one within {worst * 100:.0f}% of the ideal at every swept d")
+            f"{POOL_NAMES[ARTICLE_POOL]} (ideal {fmt_x(p.ideal(d))}); ")
+    text += (f"the {len(steal)} stealing variants {fmt_range(x.ratio for x in steal.values())}, "
+             f"{sum(x.verdict == cmp.BETTER for x in steal.values())} of them decided faster; "
+             f"every one within {worst * 100:.0f}% of the ideal at every swept d") if steal else \
+        "no stealing variant measured"
     stolen = p.stolen_share(rep, d) if rep else None
     least = min((s for s in (p.stolen_share(v, d) for v in p.stealing) if s is not None),
                 default=None)

@@ -101,6 +101,19 @@ class Build:
             print(f"{PROG}: make {' '.join(targets)} failed:\n{p.stdout}", file=sys.stderr, end="")
         return p.returncode == 0
 
+    def policy(self, variant):
+        """What the variant's policy does, as its bench prints it (`bench --policy`,
+        bthread_get_policy): {"steals": 1, "steal_batch": 4, ...}; {} when the bench is
+        not built.  The driver selects by these properties, never by a variant's name."""
+        binary = self.binary(variant, False)
+        if not os.path.exists(binary):
+            return {}
+        rc, out, err = run_capture([binary, "--policy"], timeout=60, cwd=self.root)
+        if rc != 0:
+            raise UsageError(f"{os.path.relpath(binary, self.root)} --policy failed: "
+                             f"{last_line(err or out)}")
+        return {k: int(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
+
     def list_benchmarks(self, binary, full):
         """The benchmark names the binary lists (`--benchmark_list_tests`), in its order."""
         env = dict(os.environ)

@@ -100,7 +100,7 @@ FORMS = (
          (("imbalance", 2), ("submitters", 1), ("late", 0), ("skew", 1)), "grain_us",
          "tasks", 200e6, sim_cap=SUBMITTER_SIM_CAP),
     Form("foreign", "one foreign submitter: equal tasks from one plain pthread, a wake-up each",
-         "spawn_batch", (("batch", 0), ("from", 0), ("spin", 0)), "grain_ns", "n", 40e6,
+         "spawn_batch", (("batch", 0), ("from", 0), ("spin", 0), ("late", 0)), "grain_ns", "n", 40e6,
          sim_cap=SUBMITTER_SIM_CAP),
     Form("fib", "task tree: fib(25), a task per call, almost no work in each", "fib",
          (("n", 25),)),

@@ -50,6 +50,7 @@ if not __package__:   # started as a file, so the package import below cannot wo
              "python3 -m harness.driver.targets")
 
 from . import simmodel, simulate, targetfile  # noqa: E402
+from .build import Build  # noqa: E402
 from .config import ROOT, UsageError  # noqa: E402
 from .files import atomic_write_json, atomic_write_text  # noqa: E402
 from .gbjson import BadResultFile, load_gb_file  # noqa: E402
@@ -155,14 +156,15 @@ def do_yield(n, results):
            a, b, "ns", 0.5)
 
 
-STEALING_VARIANTS = ("chaselev", "fair", "half", "numa", "spin", "adaptive", "elastic")
+def stealing_variants():
+    """The built variants whose policy steals (`bench --policy`), in make's order."""
+    build = Build(ROOT)
+    return [v for v in build.variants if build.policy(v).get("steals")]
 
 
 def do_spawn(n, results):
     name = "spawn/n:100000/real_time"
-    for v in STEALING_VARIANTS:
-        if not os.path.exists(os.path.join(ROOT, "build", v, "bench")):
-            continue
+    for v in stealing_variants():
         a, b = rounds_of(n, lambda: bench(f"build/{v}/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6,
                          lambda: bench("build/ref/pool/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6)
         report(results, "spawn", f"tasks/s from one pthread, {v} vs pthread pool, 2 workers", a, b,
