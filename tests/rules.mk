@@ -81,7 +81,9 @@ test-sbtest: $(SBTEST_SELFTEST)
 
 UNIT_SRCS  := $(wildcard tests/c/unit_*.c)
 VTEST_SRCS := $(wildcard tests/c/test_*.c)
-WL_SRCS    := workloads/workload.c $(patsubst %,workloads/%.c,$(WORKLOADS))
+# the workloads use only the public API: compiled once (the benches' own objects,
+# harness/bench/rules.mk), linked into every variant's tests
+WL_OBJS    := $(patsubst %.c,$(BUILD)/benchobj/%.o,$(BENCH_WL_SRCS))
 FIRST_VARIANT := $(firstword $(VARIANTS))
 TEST_FLAGS ?=
 
@@ -92,9 +94,9 @@ $(BUILD)/tests/unit_%: tests/c/unit_%.c $(BUILD)/$(FIRST_VARIANT)/libbthread.a $
 
 # $(1) = variant: every tests/c/test_*.c links the variant's library and the workloads.
 define VARIANT_TEST_RULES
-$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_SRCS) $(COMMON_HDRS) $(wildcard tests/c/*.h) $(wildcard workloads/*.h) tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
+$(BUILD)/$(1)/tests/%: tests/c/%.c $(BUILD)/$(1)/libbthread.a $(WL_OBJS) $(COMMON_HDRS) $(wildcard tests/c/*.h) $(wildcard workloads/*.h) tests/c/sbtest/sbtest.h $(SBTEST_OBJ)
 	@mkdir -p $$(@D)
-	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_SRCS) $(BUILD)/$(1)/libbthread.a $(SBTEST_OBJ) $$(LDLIBS) -o $$@
+	$$(CC) $$(TEST_FW_CPPFLAGS) $$(CPPFLAGS) -Ivariants/$(1) $$(CFLAGS) $$< $(WL_OBJS) $(BUILD)/$(1)/libbthread.a $(SBTEST_OBJ) $$(LDLIBS) -o $$@
 
 $(BUILD)/$(1)/soak: tests/c/soak.c $(BUILD)/$(1)/libbthread.a $(COMMON_HDRS)
 	@mkdir -p $$(@D)

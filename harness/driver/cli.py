@@ -3,7 +3,7 @@ compare, report) and main(), which turns bad input into one line and exit code 2
 
     ./run.py run                      quick sweep: every variant x workload x workers 1..nproc,
                                       each workload's first argument set (and the imbalance
-                                      sweep), 5 repetitions
+                                      sweep), 10 repetitions (20 at the claim's points)
     ./run.py run --full               the real sweep: every argument set (with the workloads'
                                       `full` sets), 10 repetitions, longer runs
     ./run.py run --resume latest      finish a sweep that was interrupted
@@ -112,7 +112,9 @@ def sweep_locked(args, build, run_dir, plan, models):
         record_meta(run_dir, TARGETS_KEY, args.targets)   # and measures the targets
     rounds = recorded_target_rounds(read_meta(run_dir))
     models = models or recorded_models(read_meta(run_dir))
-    print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {plan['repetitions']} "
+    reps = sorted({p.get("repetitions", plan["repetitions"]) for p in plan["points"]})
+    reps = f"{reps[0]}" if len(reps) == 1 else f"{reps[0]}-{reps[-1]}"
+    print(f"{PROG}: run {run_id}: {len(plan['points'])} points, {reps} "
           f"repetitions each -> {os.path.relpath(run_dir)}", file=sys.stderr)
     try:
         status = execute_plan(BenchBackend(build.root), run_dir, plan, args.quiet)
@@ -238,10 +240,16 @@ def cmd_compare(args):
     comparisons, problems = compare_sides(da.results, va, db.results, vb)
     if not comparisons and not problems:
         raise UsageError("the two sides have no benchmark in common")
-    lines = [f"A = {da.run_dir}{f' ({va})' if va else ''}",
-             f"B = {db.run_dir}{f' ({vb})' if vb else ''}", ""]
+    sim = [d.plan.get("simulated") is True for d in (da, db)]
+    lines = [f"{side} = {d.run_dir}{f' ({v})' if v else ''}{' (SIMULATED)' if s else ''}"
+             for side, d, v, s in (("A", da, va, sim[0]), ("B", db, vb, sim[1]))] + [""]
     text = "\n".join(lines) + format_table(COMPARISON_HEADERS, comparison_rows(comparisons))
-    notes = significance_notes(comparisons) + [f"not compared: {p}" for p in problems]
+    notes = significance_notes(comparisons, simulated=any(sim)) + \
+        [f"not compared: {p}" for p in problems]
+    if comparisons and max(c.workers for c in comparisons) <= 2:
+        notes.append("Note: at 1-2 workers a thief has at most one victim, so policies that "
+                     "differ only in the order of victims make the same choices here; "
+                     "compare them at more workers (./run.py simulate, SIMULATED).")
     print(text + "\n" + "\n".join(notes))
     if args.out:
         md = ("\n".join(f"- {line}" for line in lines if line) + "\n\n"

@@ -273,9 +273,10 @@ def comparison_rows(comparisons):
              words.get(c.verdict, c.verdict_words())] for c in comparisons]
 
 
-def significance_notes(comparisons):
+def significance_notes(comparisons, simulated=False):
     """Summary lines: how many differences are decided, the family's level, and whether
-    the repetitions could decide any."""
+    the repetitions could decide any (the advice names simulate's --reps for a SIMULATED
+    side, run's --repetitions else)."""
     faster = sum(c.verdict == BETTER for c in comparisons)
     slower = sum(c.verdict == WORSE for c in comparisons)
     m = len(comparisons)
@@ -288,5 +289,5 @@ def significance_notes(comparisons):
         notes.append(f"Note: {len(weak)} comparison(s) have too few repetitions to reach the "
                      f"family's level at all (e.g. {len(c.x)} vs {len(c.y)}: smallest p "
                      f"{min_attainable_p(len(c.x), len(c.y)):.3g}, needed "
-                     f"{ALPHA / c.m:.3g}); use --repetitions 10 or more.")
+                     f"{ALPHA / c.m:.3g}); use {'--reps' if simulated else '--repetitions'} 10 or more.")
     return notes

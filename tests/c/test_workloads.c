@@ -241,6 +241,7 @@ Test(workloads, spawn_batch_parameters, .timeout = 30)
         {{0, 0, 0, 100, 0}, "n"},          {{10, -1, 0, 100, 0}, "batch"},
         {{10, 0, 2, 100, 0}, "from"},      {{10, 0, 0, -1, 0}, "grain_ns"},
         {{10, 0, 0, 100, 2}, "spin must"}, {{10, 0, 1, 100, 1}, "spin 1 needs from 0"},
+        {{10, 0, 0, 100, 0, 2}, "late must"},
     };
     cr_assert_eq(bthread_setconcurrency(2), 0);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -251,7 +252,7 @@ Test(workloads, spawn_batch_parameters, .timeout = 30)
         memset(&r, 0, sizeof r);
         cr_assert_eq(w->parallel(bad[i].args, &r), EINVAL, "bad set %zu: parallel() ran", i);
     }
-    cr_assert_null(w->check((const long[]){10, 0, 0, 100, 1}, 2));
-    cr_assert_null(w->check((const long[]){10, 4, 1, 100, 0}, 2));
+    cr_assert_null(w->check((const long[WL_MAX_ARGS]){10, 0, 0, 100, 1, 0}, 2));
+    cr_assert_null(w->check((const long[WL_MAX_ARGS]){10, 4, 1, 100, 0, 1}, 2));
     cr_assert_eq(bthread_shutdown(), 0);
 }
