@@ -1478,9 +1478,11 @@ int bthread_join(bthread_t tid, void **ret)
             spill(w, t);
     }
     uint32_t version = (uint32_t)(tid >> 32);
+    const int saved_errno = errno; /* the wait's EWOULDBLOCK or EINTR is not the caller's */
     atomic_fetch_add_explicit(&t->joiners, 1, memory_order_seq_cst); /* see task_end */
     while ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_seq_cst) == version)
         butex_wait(&t->join_bx, (int)version, NULL); /* EWOULDBLOCK once it ends */
+    errno = saved_errno;
     return 0;
 }
 

@@ -26,20 +26,6 @@ def scenario_label(bench):
     return ", ".join(f"{k} {v}" for k, v in params.items()) or display_name(bench)
 
 
-def short_labels(benchmarks):
-    """{benchmark: 'workload k'} numbering each workload's benchmarks, and the key lines
-    'workload k = full name' (only where a workload has more than one benchmark)."""
-    per_workload, labels, key = {}, {}, []
-    for b in benchmarks:
-        per_workload.setdefault(workload_of(b), []).append(b)
-    for w, members in per_workload.items():
-        for i, b in enumerate(members, 1):
-            labels[b] = w if len(members) == 1 else f"{w} {i}"
-            if len(members) > 1:
-                key.append(f"{labels[b]} = {display_name(b)[len(w) + 1:]}")
-    return labels, key
-
-
 class ClaimPlots:
     """The 30-50% claim drawn as curves: for each imbalance scenario (and a summary over
     them) the speedup of every variant over each baseline (BASELINES and the reference

@@ -145,12 +145,6 @@ def parse_gb_text(text, source):
         raise BadResultFile(f"{source}: {what} ({e})") from None
 
 
-def parse_gb_json(text, source):
-    """(context dict, [Entry]) of a Google Benchmark JSON output.
-    Raises BadResultFile naming `source` for anything unusable."""
-    return parse_gb_doc(parse_gb_text(text, source), source)
-
-
 def load_gb_doc(path):
     """The parsed JSON document of a file (for checks of its raw fields);
     BadResultFile for unreadable, truncated or non-JSON files."""

@@ -60,7 +60,7 @@ class BenchBackend:
         """Run the point, the bench writing its JSON to out_path and its output to the
         open file log.  Returns (exit status, why it failed): the status is None when the
         bench did not end by itself (it could not start, or timed out)."""
-        cmd = bench_command(self.root, plan, point, out_path)
+        cmd = bench_command(plan, point, out_path)
         env = dict(os.environ)
         env[ANSWER_ENV] = self.answer_dir()
         if plan.get("full") or point.get("full"):
@@ -83,11 +83,10 @@ class BenchBackend:
             return rc, f"exit status {rc}: {last_line(f.read())}"
 
 
-def bench_command(root, plan, point, out_path):
-    """The bench invocation of one point.  It runs in `root` and names its binary
-    relative to it, so the JSON context it records ("executable") carries no absolute
-    path of this machine."""
-    del root
+def bench_command(plan, point, out_path):
+    """The bench invocation of one point.  It runs in the source tree (BenchBackend's
+    root) and names its binary relative to it, so the JSON context it records
+    ("executable") carries no absolute path of this machine."""
     return [os.path.join(".", point["binary"]),
             "--workers", str(point["workers"]),
             f"--benchmark_filter={point['filter']}",

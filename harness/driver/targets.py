@@ -349,8 +349,21 @@ def do_blocked(results):
 # the targets (compare.py; with 5, the smallest p is 0.0079 against 0.05 / 43 needed).
 TARGET_ROUNDS = 10
 
-KNOWN = ("switch", "fib", "yield", "spawn", "flush", "flush-sim", "article-ws", "task-cost",
-         "pingpong", "imbalance", "blocked")
+# each comparison: its function, called with (rounds, results, env); in the order measured
+MEASURES = {
+    "switch": lambda n, res, env: do_switch(n, res),
+    "fib": lambda n, res, env: do_fib(n, res),
+    "yield": lambda n, res, env: do_yield(n, res),
+    "spawn": lambda n, res, env: do_spawn(n, res),
+    "flush": do_flush,
+    "flush-sim": lambda n, res, env: do_flush_sim(res),
+    "article-ws": do_article_ws,
+    "task-cost": lambda n, res, env: do_task_cost(n, res),
+    "pingpong": lambda n, res, env: do_pingpong(n, res),
+    "imbalance": do_imbalance,
+    "blocked": lambda n, res, env: do_blocked(res),
+}
+KNOWN = tuple(MEASURES)
 
 
 def check_only(only):
@@ -374,20 +387,7 @@ def measure(only, rounds):
             if what in ("imbalance", "flush", "article-ws") and not env["SCHEDBENCH_ITERS_PER_US"]:
                 rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
                 env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
-            if what == "imbalance":
-                do_imbalance(rounds, results, env)
-            elif what == "flush":
-                do_flush(rounds, results, env)
-            elif what == "article-ws":
-                do_article_ws(rounds, results, env)
-            elif what == "task-cost":
-                do_task_cost(rounds, results)
-            elif what == "blocked":
-                do_blocked(results)
-            elif what == "flush-sim":
-                do_flush_sim(results)
-            else:
-                globals()["do_" + what](rounds, results)
+            MEASURES[what](rounds, results, env)
         except (OSError, RuntimeError, KeyError, StopIteration, subprocess.SubprocessError) as e:
             why = str(e) or type(e).__name__
             print(f"{what:10s} could not be measured: {why}", flush=True)

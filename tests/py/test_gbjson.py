@@ -12,6 +12,11 @@ from conftest import FIXTURES
 RAW = os.path.join(FIXTURES, "run_small", "raw")
 
 
+def parse_text(text, source):
+    """(context, [Entry]) of Google Benchmark JSON text, as load_gb_file reads a file."""
+    return gbjson.parse_gb_doc(gbjson.parse_gb_text(text, source), source)
+
+
 def test_entries_units_counters_and_context():
     context, entries = gbjson.load_gb_file(os.path.join(RAW, "chaselev", "workers-2.json"))
     assert context["variant"] == "chaselev" and context["workers"] == "2"
@@ -64,13 +69,13 @@ def test_non_json_file_is_named():
 ])
 def test_wrong_shapes_raise_bad_result_file(doc):
     with pytest.raises(gbjson.BadResultFile):
-        gbjson.parse_gb_json(json.dumps(doc), "x.json")
+        parse_text(json.dumps(doc), "x.json")
 
 
 def test_non_finite_counters_survive_parsing():
     text = ('{"benchmarks": [{"name": "a/x:1", "run_type": "iteration", "real_time": 2,'
             ' "cpu_time": 1, "time_unit": "us", "p99_us": NaN, "steals": Infinity}]}')
-    _, (entry,) = gbjson.parse_gb_json(text, "x.json")
+    _, (entry,) = parse_text(text, "x.json")
     assert entry.real_s == pytest.approx(2e-6)
     assert math.isnan(entry.counters["p99_us"])
     r = rundata.Result("v", False, 1, entry.benchmark, "x.json", [entry])
@@ -95,7 +100,7 @@ def test_a_time_that_is_not_a_measurement_is_an_error(fields, words):
     """Google Benchmark can write NaN: the repetition is kept, as an error that says so."""
     text = ('{"benchmarks": [{"name": "a/x:1", "run_type": "iteration", "time_unit": "us",'
             ' "iterations": Infinity, "repetition_index": NaN, ' + fields + '}]}')
-    _, (entry,) = gbjson.parse_gb_json(text, "x.json")
+    _, (entry,) = parse_text(text, "x.json")
     assert entry.error.startswith("no valid measurement: ")
     for word in words:
         assert word in entry.error
@@ -107,4 +112,4 @@ def test_a_time_unit_that_is_not_a_name_is_refused(unit):
     text = ('{"benchmarks": [{"name": "a/x:1", "real_time": 1, "cpu_time": 1,'
             ' "time_unit": ' + unit + '}]}')
     with pytest.raises(gbjson.BadResultFile):
-        gbjson.parse_gb_json(text, "x.json")
+        parse_text(text, "x.json")

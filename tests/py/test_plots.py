@@ -231,14 +231,6 @@ def test_the_heat_map_clips_far_speedups_and_keeps_their_numbers(monkeypatch):
     assert claimfigs.tick_label(2.0, clipped=True) == ">= 2"
 
 
-def test_short_labels_number_a_workload_only_when_it_has_several():
-    labels, key = claimfigs.short_labels(["fib/n:20", "imbalance/a:1", "imbalance/a:2"])
-    assert labels == {"fib/n:20": "fib", "imbalance/a:1": "imbalance 1",
-                      "imbalance/a:2": "imbalance 2"}
-    assert key == ["imbalance 1 = a:1", "imbalance 2 = a:2"]
-
-
-@pytest.mark.skipif(not __import__("shutil").which("gnuplot"), reason="gnuplot not installed")
 def test_claim_figures_render(tmp_path):
     from harness.driver import gnuplot
     data = rundata.load_run(os.path.join(FIXTURES, "run_small"))
