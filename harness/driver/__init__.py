@@ -31,7 +31,8 @@ for its commands in simulated time); the modules, each named for what it holds:
     compare   the one comparison: a ratio's estimate, its family-wise bracket, its test,
               its verdict (better / worse / undecided); differences.csv, `./run.py compare`
     families  every comparison a run states, computed once, in named families
-    plots     the figures' rules, time, imbalance, METG, why (a simulated run's speedups too)
+    plots     the figures' rules, time, imbalance, METG, why
+    simfigs   a simulated run's speedup figures
     claimfigs the claim figures and the heat maps
     article   the article's experiment: its ideal, its panels and its figure
     batching  section 4.2, batch submission and batch stealing in both designs: its
@@ -48,5 +49,7 @@ for its commands in simulated time); the modules, each named for what it holds:
     mapguide  the policy guide, generated from the cells
     mapfigs   its figures and their tables, one per pair of axes
     mapreport its REPORT.md
+    flow      what the commands do once read: a run's stages, publishing, the targets
+              into a run, a simulation's start, where an interrupt stopped
     cli       the command line and its commands
 """

@@ -12,7 +12,8 @@ from .files import atomic_write_json, atomic_write_text, ensure_dir, read_json
 from .fmt import now_iso
 from .article import figures as article_figures
 from .claimfigs import ClaimPlots
-from .plots import PlotBuilder, simulated_speedup_plots
+from .plots import PlotBuilder
+from .simfigs import simulated_speedup_plots
 from .proc import last_line, run_capture, usable_cpus
 from .rundata import medians, read_meta
 
@@ -115,7 +116,7 @@ def write_plots(data, out_dir, gnuplot, sims=(), against=None):
 
 
 def write_simulated_plots(run_dir, out_root=None, echo=print):
-    """Render a simulated run's figures (plots.simulated_speedup_plots) with their .gp and
+    """Render a simulated run's figures (simfigs.simulated_speedup_plots) with their .gp and
     .dat into plots/<run-id>/, or into the run's own plots/ when it lies outside
     results/.  Without gnuplot they are skipped with a message (the numbers are in
     SIMULATED.md).  Returns the files rendered."""

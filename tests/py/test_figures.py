@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from harness.driver import article, claimfigs, plots, rundata
+from harness.driver import article, claimfigs, plots, rundata, simfigs
 
 from conftest import FIXTURES
 
@@ -48,7 +48,7 @@ def figures():
         if r.usable:
             med[(r.variant, r.workers, r.benchmark)] = dict(
                 time_s=r.median(), work_s=r.median() * 0.9, span_s=r.median() * 0.01)
-    figs = all_figures(small) + all_figures(rich, sim) + plots.simulated_speedup_plots(med, "box8")
+    figs = all_figures(small) + all_figures(rich, sim) + simfigs.simulated_speedup_plots(med, "box8")
     assert {"time", "imbalance", "why", "claim", "heatmap", "sim_speedup"} <= \
         {p.kind for p in figs}
     return figs
