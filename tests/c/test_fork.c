@@ -22,13 +22,7 @@
 #include <unistd.h>
 
 #include "bthread.h"
-
-static int64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+#include "child.h"
 
 /* tests/rules.mk sets SB_EMULATED when the tests run under an emulator. */
 static void skip_if_emulated(void)
@@ -38,23 +32,9 @@ static void skip_if_emulated(void)
                      getenv("SB_EMULATED"));
 }
 
-/* The child's exit status, or 200 when it did not end within timeout_s (killed), or
- * 128 + its signal.  Polls, so that a bthread may call it without blocking its worker
- * for long. */
-static int child_status(pid_t pid, int timeout_s)
-{
-    int st = 0;
-    int64_t end = mono_ns() + (int64_t)timeout_s * 1000000000;
-    while (waitpid(pid, &st, WNOHANG) == 0) {
-        if (mono_ns() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return 200;
-        }
-        bthread_usleep(2000);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+/* A bthread may wait for its child: it sleeps as a bthread between looks. */
+static void nap(void) { bthread_usleep(2000); }
+static int child_status(pid_t pid, int timeout_s) { return child_status_within(pid, timeout_s, nap); }
 
 static _Atomic long counted;
 

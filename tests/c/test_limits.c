@@ -23,14 +23,8 @@
 #include <unistd.h>
 
 #include "bthread.h"
+#include "child.h"
 #include "stack.h" /* stack_test_inject */
-
-static int64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* ---- a child process under an address-space limit --------------------------------- */
 static long vm_size_bytes(void)
@@ -54,6 +48,8 @@ static bool limit_as(long headroom)
     return setrlimit(RLIMIT_AS, &rl) == 0;
 }
 
+static void nap(void) { usleep(10000); }
+
 /* Run fn in a child whose address space may grow by `headroom` bytes (0: fn sets its
  * own limit); fn's return value is the child's exit status.  The child is killed after
  * timeout_s.  Returns the status (0 = passed), or 128 + signal. */
@@ -67,17 +63,7 @@ static int in_limited_child(int (*fn)(void), long headroom, int timeout_s)
             _exit(99);
         _exit(fn());
     }
-    int st = 0;
-    int64_t end = mono_ns() + (int64_t)timeout_s * 1000000000;
-    while (waitpid(pid, &st, WNOHANG) == 0) {
-        if (mono_ns() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return 200; /* timed out: a deadlock */
-        }
-        usleep(10000);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return child_status_within(pid, timeout_s, nap); /* 200: timed out, a deadlock */
 }
 
 /* An address-space limit cannot be set for the tested code alone where something else
