@@ -11,10 +11,16 @@ for its commands in simulated time); the modules, each named for what it holds:
     proc      running other programs (ended with run.py on SIGINT, SIGTERM, SIGHUP), several
               at once, usable CPUs
     build     names asked from make, the bench binaries and their listings
+    commands  the bench's and simbench's command lines, each built in one place
     gbjson    the one reader of Google Benchmark JSON
+    benchjson the checks of a bench's JSON (`make` smoke targets) and the switch ratio
+    refcheck  the same checks for a reference row's JSON
     stats     median and spread, Mann-Whitney U, the Hodges-Lehmann interval, Brent's bound
     rundata   Result and RunData of results/<run-id>/, the merged CSV files, a simulated
-              run's medians and bands, a measured run's simulated companions
+              run's medians and bands, a measured run's simulated companions, the counters
+              that explain a result
+    roles     which part each variant plays (the pools, the article's pool), read from
+              its policy, never from its name
     plan      the points of a sweep (measured or simulated), the pinned busy-loop rate
     rundir    a run directory created whole, and locked while a sweep writes it
     rounds    the interleaved rounds: their order, one round run (anywhere) and recorded
@@ -42,6 +48,10 @@ for its commands in simulated time); the modules, each named for what it holds:
     report    REPORT.md (and a simulated run's SIMULATED.md)
     publish   a run pruned to its published form, README's answer block
     bundle    `make bundle`: the archive that measures on another machine
+    targets   the issues' performance targets against what users would pick, measured
+              in alternating rounds, resumable (`./run.py targets`)
+    targetfile their record, targets.json: read, checked, tabled
+    hooks     a variant's policy hooks as the compiler resolves them (`make hooks`)
     policymap `./run.py map`: the policy map's runs, phases and command line
     mapgrid   its grid: forms of imbalance, grains, workers, models; what they cost
     mapbands  its SIMULATED band: scaled models, candidates, bands.json

@@ -6,9 +6,8 @@ sensitivity band and the simulator's validation error for the same workload."""
 from . import batching
 from . import compare as cmp
 from . import families
-from .article import ARTICLE_POOL, Panel, first_setting, panels
-from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_TITLE, BASELINES,
-                     POOL_NAMES, REPRESENTATIVE)
+from .article import Panel, first_setting, panels
+from .config import ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_TITLE, REPRESENTATIVE
 from .plots import workers_label
 from .rundata import band_description
 
@@ -33,6 +32,11 @@ def claim_text(section, text):
     return f"{text} ({ARTICLE_TITLE}, {section})"
 
 
+def other_pools(p: Panel):
+    """The run's pools other than the article's own (a shared queue, a round-robin split)."""
+    return [v for v in p.roles.pools(p.data.variants()) if v != p.pool]
+
+
 def measured_cell(p: Panel, d):
     """The measured article cell at d: the representative with its bracket, the stealing
     variants, the pools, the stolen share."""
@@ -44,7 +48,7 @@ def measured_cell(p: Panel, d):
                  for x in [p.comparison(v, dd)] if x), default=0.0)
     text = (f"{p.label}, {int(p.setting.late_fraction * 100)}% of the submitters late by "
             f"d = {d:g} x W/P: `{rep}` {c.text() if c else '-'} over "
-            f"{POOL_NAMES[ARTICLE_POOL]} (ideal {fmt_x(p.ideal(d))}); ")
+            f"{p.roles.words(p.pool)} (ideal {fmt_x(p.ideal(d))}); ")
     text += (f"the {len(steal)} stealing variants {fmt_range(x.ratio for x in steal.values())}, "
              f"{sum(x.verdict == cmp.BETTER for x in steal.values())} of them decided faster; "
              f"every one within {worst * 100:.0f}% of the ideal at every swept d") if steal else \
@@ -55,13 +59,13 @@ def measured_cell(p: Panel, d):
     if stolen is not None:
         text += (f"; {stolen * 100:.0f}% of the tasks stolen (`{rep}`; at least "
                  f"{least * 100:.0f}% for every stealing variant)")
-    pools = [(b, p.comparison(b, d)) for b in ("threadpool", "static")]
-    pools = [f"{POOL_NAMES[b]} {x.text()}" for b, x in pools if x]
+    pools = [(b, p.comparison(b, d)) for b in other_pools(p)]
+    pools = [f"{p.roles.words(b)} {x.text()}" for b, x in pools if x]
     if pools:
         text += (f". The other pools balance this case too: {', '.join(pools)} over "
-                 f"{POOL_NAMES[ARTICLE_POOL]} (a shared queue, or a round-robin split of "
+                 f"{p.roles.words(p.pool)} (a shared queue, or a round-robin split of "
                  "each submitter's tasks, moves the late work as well)")
-    colocated = sorted({v for v in p.stealing + list(BASELINES) for dd in p.benches
+    colocated = sorted({v for v in p.stealing + p.roles.pools() for dd in p.benches
                         if (p.colocated(v, dd) or 0) > 0})
     if colocated:
         text += (f". Submitters shared a worker on {', '.join(colocated)}: those points are "
@@ -124,10 +128,10 @@ def simulated_cell(p: Panel):
                if c else "")
             + f", ideal {fmt_x(p.ideal(d))}; stealing variants "
             f"{fmt_range(x.ratio for x in steal.values() if x)}; pools "
-            + ", ".join(f"{b} {fmt_x(x.ratio)}" for b in ("threadpool", "static")
+            + ", ".join(f"{b} {fmt_x(x.ratio)}" for b in other_pools(p)
                         for x in [p.comparison(b, d)] if x))
     better = [v for v, x in steal.items() if x and x.verdict == cmp.BETTER]
-    text += (f"; faster than {POOL_NAMES[ARTICLE_POOL]} over the whole of that range: "
+    text += (f"; faster than {p.roles.words(p.pool)} over the whole of that range: "
              f"{len(better)} of {len(steal)} stealing variants")
     if err is None:
         text += " (no validation error for `article`: the range is the band alone)"
@@ -158,7 +162,7 @@ def imbalance_row(data, sims):
                        f"{fmt_x(ideal)} at {workers_label(p.workers)}; the 30-50% is the "
                        "geometry of a late wave (at most 2 - f for a late share f: 1.5x for "
                        "half), not a matter of core count")
-            pools = [p.comparison(b, d) for b in ("threadpool", "static")]
+            pools = [p.comparison(b, d) for b in other_pools(p)]
             if any(x and x.verdict == cmp.BETTER and x.ratio >= 1.3 for x in pools):
                 verdict += ("; but only against the per-thread-queue pool: a global queue or "
                             "a round-robin split balances this experiment as well")
@@ -184,7 +188,10 @@ def elastic_row(data, sims):
     setup = "a design recommendation; no figure given"
     comps = families.of(data).family("elastic")
     if not comps:
-        return [claim, setup, "not in this run (variant `elastic`)", "-", "not measured"]
+        return [claim, setup, "not in this run (no variant deactivates workers, as `elastic` "
+                "does)", "-", "not measured"]
+    v = comps[0].variant                 # the first variant that deactivates workers
+    comps = [c for c in comps if c.variant == v]
     wall = next((c for c in comps if c.metric != "proc_cpu_s"), None)
     cpu = next((c for c in comps if c.metric == "proc_cpu_s"), None)
     _, d = families.of(data).article_case()
@@ -194,16 +201,16 @@ def elastic_row(data, sims):
                                           if c.verdict == cmp.WORSE else c.verdict_words()))
 
     here = (f"measured here, {workers_label(wall.workers)}, the article scenario at d = "
-            f"{d:g}: `elastic` / `{REPRESENTATIVE}`: " + "; ".join(
+            f"{d:g}: `{v}` / `{REPRESENTATIVE}`: " + "; ".join(
                 said(c, w) for c, w in ((wall, "wall time"), (cpu, "CPU time")) if c))
     sim = []
     setting = first_setting(data)
     for p in (q for q in panels(data, sims, setting) if q.simulated) if setting else ():
         dd = p.peak_d()
-        e, r = p.cell("elastic", dd), p.cell(REPRESENTATIVE, dd)
+        e, r = p.cell(v, dd), p.cell(REPRESENTATIVE, dd)
         if e and r:
             err = p.validation_error()
-            sim.append(f"SIMULATED {p.label.split(': ', 1)[-1]}: `elastic` takes "
+            sim.append(f"SIMULATED {p.label.split(': ', 1)[-1]}: `{v}` takes "
                        f"{e.median() / r.median():.2f}x the wall time of `{REPRESENTATIVE}` "
                        "(validation error of `article` on this machine's model: "
                        + (f"{err * 100:.1f}%" if err is not None else "not measured") + ")")

@@ -15,7 +15,7 @@ import math
 
 from . import compare as cmp
 from . import families
-from .config import ARTICLE_POOL, ARTICLE_WORKLOAD, BASELINES, POOL_NAMES, REPRESENTATIVE
+from .config import ARTICLE_WORKLOAD, REPRESENTATIVE
 from .gbjson import params_of
 from .plots import LOG_SPAN, Plot, gp_num, gp_str, workers_label, y_axis
 from .rundata import band_description, load_bands
@@ -23,6 +23,8 @@ from .validate import errors_beside
 
 
 METRIC = families.ARTICLE_METRIC
+# the other pools' (colour, gnuplot point type), in roles.POOL_KINDS order
+POOL_MARKS = (("#d95f02", 9), ("#7570b3", 13), ("#1b9e77", 5))
 
 
 def late_count(late_fraction, workers):
@@ -100,22 +102,25 @@ def shared_metric(a, b):
 class Panel:
     """One run (measured or simulated) at one worker count, for one Setting."""
 
-    def __init__(self, data, setting, benches, workers, label, simulated):
+    def __init__(self, data, setting, benches, workers, label, simulated, roles=None):
         self.data, self.setting, self.benches = data, setting, benches
         self.workers, self.label, self.simulated = workers, label, simulated
         self.table = data.index()
         self._bands = {}  # metric -> load_bands(...), read when first asked
         refs = {r.variant for r in data.results if r.reference}
-        self.stealing = [v for v in data.variants() if v not in BASELINES and v not in refs]
+        self.roles = roles or data.roles()
+        self.pool = self.roles.article_pool(data.variants())    # the article's own pool
+        self.stealing = [v for v in data.variants() if not self.roles.is_pool(v) and v not in refs]
 
     def cell(self, variant, d):
         return self.table.get(self.benches.get(d), {}).get((variant, self.workers))
 
-    def comparison(self, variant, d, base=ARTICLE_POOL):
+    def comparison(self, variant, d, base=None):
         """The compare.Comparison of variant over base at d: a measured run's from its
         `article` family (families.py), a SIMULATED one's from its medians, its band and
         the simulator's validation error for the article workload; None when a side is
-        missing."""
+        missing.  base None: the article's pool."""
+        base = base or self.pool
         b, v = self.cell(base, d), self.cell(variant, d)
         if b is None or v is None:
             return None
@@ -134,13 +139,13 @@ class Panel:
         or None where it was not measured."""
         return errors_beside(self.data.run_dir).get(ARTICLE_WORKLOAD)
 
-    def speedup(self, variant, d, base=ARTICLE_POOL):
+    def speedup(self, variant, d, base=None):
         """(ratio, low, high) of base time / variant time at d: the comparison's estimate
         and bracket; None without one."""
         c = self.comparison(variant, d, base)
         return (c.ratio, c.low, c.high) if c else None
 
-    def curve(self, variant, base=ARTICLE_POOL):
+    def curve(self, variant, base=None):
         rows = []
         for d in sorted(self.benches):
             s = self.speedup(variant, d, base)
@@ -155,12 +160,13 @@ class Panel:
             self._bands[metric] = load_bands(self.data.run_dir, metric)
         return self._bands[metric]
 
-    def band(self, variant, d, base=ARTICLE_POOL):
+    def band(self, variant, d, base=None):
         """(low, high) of the SIMULATED speedup over base at d with the model's uncertain
         costs at the ends of their ranges (the sensitivity band), the point itself
         included; in the speedup's own metric (the window where both report it), so that
         the band is about the number it stands beside.  None without a band in that
         metric."""
+        base = base or self.pool
         b, v = self.cell(base, d), self.cell(variant, d)
         if b is None or v is None:
             return None
@@ -215,7 +221,8 @@ def panels(data, sims, setting):
         model = run.meta.get("model") or "model"
         label = (f"SIMULATED: {model}, {workers_label(w)}" if simulated
                  else f"measured here, {workers_label(w)}")
-        out.append(Panel(run, setting, table_settings[setting], w, label, simulated))
+        out.append(Panel(run, setting, table_settings[setting], w, label, simulated,
+                         run.roles(beside=data) if simulated else None))
     return out
 
 
@@ -260,12 +267,12 @@ def figure(name, setting, panel_list, reps):
                 top = max([top] + [r[3] for r in rows if math.isfinite(r[3])])
         # the pools on top of the variants, each a little to one side of its d and with
         # a marker of its own, so that a pool at the variants' speedup stays visible
-        for i, (pool, color, pt) in enumerate((("threadpool", "#d95f02", 9),
-                                               ("static", "#7570b3", 13))):
-            shift = (0.025 if i else -0.025) * max(p.benches)
+        others = [v for v in p.roles.pools(p.data.variants()) if v != p.pool]
+        for i, (pool, (color, pt)) in enumerate(zip(others, POOL_MARKS)):
+            shift = (0.025 if i % 2 else -0.025) * (1 + i // 2) * max(p.benches)
             rows = [(r[0] + shift,) + tuple(r[1:]) for r in p.curve(pool)]
             if rows:
-                series.append((f"pool pt {pt}", f"{POOL_NAMES[pool]} ({pool})", color,
+                series.append((f"pool pt {pt}", f"{p.roles.words(pool)} ({pool})", color,
                                block(f"{pool}: d (shifted {shift:+.3g}) median low high", rows)))
                 top = max([top] + [r[3] for r in rows if math.isfinite(r[3])])
                 bottom = min([bottom] + [r[2] for r in rows if math.isfinite(r[2])])
@@ -276,6 +283,7 @@ def figure(name, setting, panel_list, reps):
         bodies.append((p, series))
     if not bodies:
         return None
+    first = bodies[0][0]
     # every point inside the axes: nothing is clipped, so nothing needs a mark
     ymax = math.ceil(top * 10 + 0.5) / 10
     ymin = math.floor(bottom * 10 - 0.5) / 10
@@ -294,7 +302,7 @@ def figure(name, setting, panel_list, reps):
     body = ["reset", "set datafile missing NaN", "set grid",
             "set multiplot title "
             + gp_str("Does work stealing reproduce the article's 30-50%? speedup over "
-                     f"{POOL_NAMES[ARTICLE_POOL]} ({ARTICLE_POOL})\n{caption}")
+                     f"{first.roles.words(first.pool)} ({first.pool})\n{caption}")
             + " font \",12\"",
             "set xlabel \"d: the late submitters' delay, in units of W/P\"",
             horizontal_line(1), "unset key",
@@ -306,7 +314,7 @@ def figure(name, setting, panel_list, reps):
     for i, (p, series) in enumerate(bodies):
         body += [f"set origin {i / n:.4f}, {key_h}", f"set size {1 / n:.4f}, {0.82 - key_h:.4f}",
                  f"set title {gp_str(p.label)}",
-                 "set ylabel " + gp_str(f"{ARTICLE_POOL} time / variant time") if i == 0
+                 "set ylabel " + gp_str(f"{first.pool} time / variant time") if i == 0
                  else "unset ylabel",
                  "set xrange [-0.05:%s]" % gp_num(max(p.benches) + 0.05)]
         commands = []

@@ -19,8 +19,7 @@ what batch stealing saves; tasks per steal: how much the batch took)."""
 import re
 
 from . import compare as cmp
-from .config import (BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, REPRESENTATIVE,
-                     column_name)
+from .config import BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, REPRESENTATIVE
 from .fmt import format_table
 from .gbjson import params_of, workload_of
 from .rundata import band_description, load_bands
@@ -289,7 +288,7 @@ def report_lines(data, sims):
                                           c.where, c.k)):
         eff = efficiency(c)
         rows.append(["SIMULATED " + c.model if c.simulated else "measured",
-                     column_name(c.row), c.half, f"{grain_us(c):g} us", c.scenario, c.where,
+                     c.row, c.half, f"{grain_us(c):g} us", c.scenario, c.where,
                      c.k, c.text(), c.verdict_words(), f"{eff * 100:.0f}%" if eff else "-"]
                     + [f"{v:.3g}" if v is not None else "-" for v in
                        (counter(c.one, "wakeups_per_task"), counter(c.one, "steal_attempts_per_task"),

@@ -33,6 +33,7 @@ import tempfile
 import time
 
 from . import simmodel as modelmod
+from .commands import bench_argv, simbench_argv
 from .config import ROOT
 from .files import atomic_write_json, atomic_write_text
 from .gbjson import load_gb_file
@@ -205,9 +206,7 @@ CODE_BENCH = (("yield", "2,100000", "yield/threads:2/rounds:100000/real_time"),
 def _measured_ns_per_item(bench, name, tmp):
     """(ns per item, seconds per iteration): the medians of 5 repetitions."""
     out = os.path.join(tmp, "real.json")
-    subprocess.run([bench, "--workers", "1", "--benchmark_filter=^%s$" % re.escape(name),
-                    "--benchmark_repetitions=5", "--benchmark_min_time=0.1",
-                    "--benchmark_out=" + out, "--benchmark_out_format=json"],
+    subprocess.run(bench_argv(bench, out, "^%s$" % re.escape(name), 1, 0.1, 5),
                    check=True, capture_output=True, timeout=600)
     runs = [e for e in load_gb_file(out)[1]
             if e.error is None and e.counters.get("items_per_second")]
@@ -219,8 +218,7 @@ def _measured_ns_per_item(bench, name, tmp):
 
 def _simulated_per_item(simbench, flat, workload, args, tmp):
     out = os.path.join(tmp, "sim.json")
-    subprocess.run([simbench, "--model", flat, "--workers", "1", "--workload", workload,
-                    "--args", args, "--reps", "1", "--out", out],
+    subprocess.run(simbench_argv(simbench, flat, 1, workload, args, 1, out=out),
                    check=True, capture_output=True, timeout=600)
     e = load_gb_file(out)[1][0]
     items = e.counters["items"]

@@ -11,12 +11,12 @@ import re
 
 from . import compare as cmp
 from . import families
-from .config import (BASELINES, BATCH_ONLY, CLAIM_BAND, CLAIM_WORKLOAD, POOL_SHORT,
-                     REPRESENTATIVE)
+from .config import BATCH_ONLY, CLAIM_BAND, CLAIM_WORKLOAD, REPRESENTATIVE
 from .gbjson import display_name, params_of, workload_of
 from .plots import (ENVELOPE_COLOR, ENVELOPE_LABEL, Plot, envelope_rows, gp_num, gp_str,
                     gp_tic, horizontal_line, param_words, rows_of, safe_name,
                     split_variants, styles, workers_label, y_axis, bench_words)
+from .roles import Roles
 from .stats import brent_time
 
 def scenario_label(bench):
@@ -28,8 +28,8 @@ def scenario_label(bench):
 
 class ClaimPlots:
     """The 30-50% claim drawn as curves: for each imbalance scenario (and a summary over
-    them) the speedup of every variant over each baseline (BASELINES and the reference
-    rows) against the worker count, with the 1.3-1.5x band, the comparisons' brackets as
+    them) the speedup of every variant over each baseline (the pools, roles.py, and the
+    reference rows) against the worker count, with the 1.3-1.5x band, the comparisons' brackets as
     bars, a filled marker where the verdict is decided and, where the run records the work (`work_s`, simulated runs), Brent's bound
     baseline / max(work / P, span) (`span_s`; the work term alone where it is missing).
     The representative variant is drawn, the other stealing variants as the range of
@@ -53,7 +53,10 @@ class ClaimPlots:
         refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
         # a reference row of the batching experiment alone is neither base nor line
         variants = [v for v in variants if v not in refs or v not in BATCH_ONLY]
-        self.baselines = [b for b in BASELINES if b in variants] + sorted(refs & set(variants))
+        self.roles = Roles.merged([d.roles(beside=data) if d is not data else d.roles()
+                                   for d, _ in self.runs])
+        self.pools = self.roles.pools(variants)
+        self.baselines = self.pools + sorted(refs & set(variants))
         # the heat maps: over each baseline, and over the variant the user compares against
         self.heat_bases = self.baselines + ([against] if against and against in variants
                                             and against not in self.baselines else [])
@@ -279,7 +282,7 @@ class ClaimPlots:
                  or display_name(b) for b in scen]
         blocks, panels, keyed = [], [], []
         order = self.lines + self.baselines
-        for base in [b for b in BASELINES if b in self.baselines]:
+        for base in self.pools:
             comps = {(b, v): self.comparisons.get(families.imbalance_family(base), b, base, v, top)
                      for b in scen for v in order}
             comps = {k: c for k, c in comps.items() if c}
@@ -327,7 +330,7 @@ class ClaimPlots:
         for k, (base, series, env_index) in enumerate(panels):
             body += [f"set origin {k / n:.4f}, {key_h:.4f}",
                      f"set size {1 / n:.4f}, {1 - key_h - top_h / height:.4f}",
-                     f"set title {gp_str('over ' + base + ' (' + POOL_SHORT.get(base, base) + ')')}",
+                     f"set title {gp_str('over ' + base + ' (' + self.roles.short(base) + ')')}",
                      "set ylabel \"speedup over the pool (x)\"" if k == 0 else "unset ylabel",
                      f"set object 1 rectangle from graph 0, first {lo} to graph 1, first {hi}"
                      " behind fillcolor rgb \"#d9f0d3\" fillstyle solid 1.0 noborder",

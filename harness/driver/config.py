@@ -14,32 +14,11 @@ EXIT_FAILED = 1   # the sweep ran, but some points failed or gave wrong answers
 EXIT_USAGE = 2    # bad input or a missing tool
 # interrupted: 128 + the signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP; proc.Interrupted)
 
-# The baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%"): the
-# global-queue pool, the round-robin split and the per-thread-queue pool; speedups are
-# drawn over each of them when the run has it (tests/py/test_docs.py checks that they
-# are variants of the build and that plots/README.md names them).
-BASELINES = ("threadpool", "static", "affinity")
+# The baselines of the 30-50% claim ("work stealing beats a thread pool by 30-50%") are
+# the variants that never steal, read from their policy, never from their names
+# (roles.py: the global-queue pool, the round-robin split, the per-thread-queue pool);
+# speedups are drawn over each of them when the run has it.
 CLAIM_BAND = (1.3, 1.5)
-# What each baseline is, in every table, legend and sentence a reader sees (the variant
-# ids stay as they are).
-POOL_NAMES = {"affinity": "the per-thread-queue pool", "threadpool": "the global-queue pool",
-              "static": "the round-robin pool"}
-# ... and in a table's header, where a sentence does not fit
-POOL_SHORT = {"affinity": "per-thread queues", "threadpool": "global queue",
-              "static": "round-robin"}
-
-
-def pool_name(variant):
-    """'the per-thread-queue pool (`affinity`)', or the variant id itself."""
-    return f"{POOL_NAMES[variant]} (`{variant}`)" if variant in POOL_NAMES else f"`{variant}`"
-
-
-def column_name(variant, reference=False):
-    """A variant as a table's column or row names it: a pool with what it is, a reference
-    row marked as one."""
-    if variant in POOL_SHORT:
-        return f"{variant} ({POOL_SHORT[variant]})"
-    return f"{variant} (ref)" if reference else variant
 # The article's experiment (workloads/article.c, harness/driver/article.py): its pool is
 # the one whose threads keep queues of their own; one stealing variant is drawn plainly
 # and the others as an envelope.
@@ -48,7 +27,6 @@ ARTICLE_WORKLOAD = "article"
 # technique for multithreaded performance".
 ARTICLE_TITLE = ("“任务窃取调度器：提升多线程性能的关键技术” "
                  "(Work-stealing schedulers: the key technique for multithreaded performance)")
-ARTICLE_POOL = "affinity"
 REPRESENTATIVE = "chaselev"
 
 # Sweep presets: (repetitions, --benchmark_min_time seconds, per-invocation timeout

@@ -3,7 +3,7 @@ the report's tables, README's answers, the figures and differences.csv read them
 
 The families (each corrected on its own, compare.py: its m brackets hold together at 95%):
 
-    article              every variant over the per-thread-queue pool (config.ARTICLE_POOL)
+    article              every variant over the per-thread-queue pool (roles.py)
                          on each of the article workload's settings, at the run's largest
                          worker count, on the experiment's window (window_s)
     imbalance vs B       every variant over B (each pool and reference row) on each
@@ -21,16 +21,16 @@ The families (each corrected on its own, compare.py: its m brackets hold togethe
                          submission over one task at a time on config.BATCH_SUBMIT_ROWS,
                          and each batch-stealing row over its k = 1 row, against the
                          article's 20% (threshold 1.2)
-    elastic              `elastic` / config.REPRESENTATIVE, wall (window) and CPU time, on
-                         the article's case at the largest worker count
+    elastic              each variant that deactivates workers (roles.py: `elastic`) /
+                         config.REPRESENTATIVE, wall (window) and CPU time, on the
+                         article's case at the largest worker count
 
 A speedup is base time / variant time (higher: the variant is faster); elastic's is
 elastic's time / the representative's (lower: elastic takes less)."""
 
 from . import compare as cmp
-from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_POOL,
-                     ARTICLE_WORKLOAD, BASELINES, BATCH_ONLY, CLAIM_WORKLOAD,
-                     REPRESENTATIVE)
+from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_WORKLOAD, BATCH_ONLY,
+                     CLAIM_WORKLOAD, REPRESENTATIVE)
 
 ARTICLE_METRIC = "window_s"
 AA = "A/A"
@@ -62,8 +62,11 @@ class RunComparisons:
         self.variants = data.variants()          # without the A/A twin
         # the rows of the batching experiment alone are no base (config.BATCH_ONLY)
         refs = {r.variant for r in data.results if r.reference} - set(BATCH_ONLY)
-        self.bases = [b for b in BASELINES if b in self.variants] + sorted(refs)
-        self.against = against or next((b for b in BASELINES if b in self.variants), None)
+        self.roles = data.roles()
+        self.pools = self.roles.pools(self.variants)
+        self.article_pool = self.roles.article_pool(self.variants)
+        self.bases = self.pools + sorted(refs)
+        self.against = against or next(iter(self.pools), None)
         self.all = []
         self._article()
         self._imbalance()
@@ -98,8 +101,8 @@ class RunComparisons:
         for bench, cells in sorted(self.table.items()):
             if bench.split("/", 1)[0] != ARTICLE_WORKLOAD:
                 continue
-            base = cells.get((ARTICLE_POOL, self.top))
-            for v in self.others(ARTICLE_POOL) if base else ():
+            base = cells.get((self.article_pool, self.top))
+            for v in self.others(self.article_pool) if base else ():
                 r = cells.get((v, self.top))
                 if r is not None and not r.reference:   # the bthread designs
                     self._add("article", base, r, metric_of(base, r))
@@ -149,20 +152,23 @@ class RunComparisons:
         return ps[0].benches.get(d), d
 
     def _elastic(self):
-        if "elastic" not in self.variants:
+        deactivating = self.roles.deactivating(self.variants)
+        if not deactivating:
             return
         bench, _ = self.article_case()
         cells = self.table.get(bench, {})
-        e, c = cells.get(("elastic", self.top)), cells.get((REPRESENTATIVE, self.top))
-        if e is None or c is None:
-            return
-        for metric in (metric_of(e, c), "proc_cpu_s"):
-            if e.summary(metric)["n"] and c.summary(metric)["n"]:
-                x = cmp.compare("elastic", e.values(metric), c.values(metric),
-                                higher_is_better=False, benchmark=bench, workers=self.top,
-                                base=REPRESENTATIVE, variant="elastic", metric=metric)
-                if x:
-                    self.all.append(x)
+        c = cells.get((REPRESENTATIVE, self.top))
+        for v in deactivating:
+            e = cells.get((v, self.top))
+            if e is None or c is None:
+                continue
+            for metric in (metric_of(e, c), "proc_cpu_s"):
+                if e.summary(metric)["n"] and c.summary(metric)["n"]:
+                    x = cmp.compare("elastic", e.values(metric), c.values(metric),
+                                    higher_is_better=False, benchmark=bench, workers=self.top,
+                                    base=REPRESENTATIVE, variant=v, metric=metric)
+                    if x:
+                        self.all.append(x)
 
 
 def of(data, against=None):

@@ -4,6 +4,7 @@ publishing), publishing under the run's lock, measuring the targets into a run, 
 a simulated sweep from a command line's selection, and saying where an interrupted
 command stopped."""
 
+import contextlib
 import os
 import sys
 
@@ -12,6 +13,7 @@ from .companion import missing_models, record_models, simulate_companion
 from .config import (ARTICLE_WORKLOAD, BATCH_WORKLOAD, COMPANION_WORKLOADS, EXIT_FAILED, PROG,
                      UsageError, parse_name_list, parse_workers, warn)
 from .gnuplot import plots_dir
+from .files import atomic_write_json, read_json
 from .machine import git_info
 from .proc import Interrupted
 from .publish import cmd_publish as publish_command
@@ -21,7 +23,7 @@ from .rundata import (TARGETS_KEY, companion_dirs, medians, read_meta, record_me
                       recorded_models, recorded_target_rounds, resolve_run)
 from .simulate import make_sim, start_sim, variants_built
 from .sweep import BenchBackend, command_line, execute_plan, finalize_run, run_spec
-from .targets import KNOWN, write_into_run
+from .targets import KNOWN, PARTIAL, write_into_run
 from .targets import measure as measure_target_record
 
 
@@ -143,8 +145,15 @@ def measure_targets(run_dir, build, only, rounds, no_build):
         build.make(["all", "refs"] + (["sim"] if "flush-sim" in only else []))
     print(f"{PROG}: targets: {', '.join(only)}, {rounds} alternating round(s) each -> "
           f"{os.path.relpath(os.path.join(run_dir, targetfile.FILE))}", file=sys.stderr)
-    doc = measure_target_record(only, rounds)
+    # a stopped measurement left its comparisons in PARTIAL: this one keeps them (when of
+    # the same code and rounds) and saves its own there as it goes
+    partial = os.path.join(run_dir, PARTIAL)
+    doc = measure_target_record(only, rounds, log_dir=os.path.join(run_dir, "logs", "targets"),
+                                partial=read_json(partial),
+                                save=lambda d: atomic_write_json(partial, d, sort_keys=False))
     write_into_run(run_dir, doc)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(partial)
     why = targetfile.stale(doc, meta.get("git"))
     if why:
         warn(f"{targetfile.FILE}: {why}: the run cannot be published with it")

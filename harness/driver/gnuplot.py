@@ -15,7 +15,7 @@ from .claimfigs import ClaimPlots
 from .plots import PlotBuilder
 from .simfigs import simulated_speedup_plots
 from .proc import last_line, run_capture, usable_cpus
-from .rundata import medians, read_meta
+from .rundata import load_run, medians, read_meta
 
 
 class Gnuplot:
@@ -135,7 +135,8 @@ def write_simulated_plots(run_dir, out_root=None, echo=print):
     out_dir = os.path.join(out_root, meta["run_id"])
     os.makedirs(out_dir, exist_ok=True)
     made = []
-    plots = simulated_speedup_plots(medians(run_dir), meta["model"])
+    data = load_run(run_dir)
+    plots = simulated_speedup_plots(medians(run_dir, data), meta["model"], data.roles())
     write_scripts(out_dir, plots, gnuplot)
     for p in plots:
         failure = gnuplot.render(out_dir, p)

@@ -29,7 +29,7 @@ import statistics
 from . import compare as cmp
 from .files import atomic_write_text, read_json
 from .mapgrid import FORM_BY_KEY, form_of, grain_words
-from .rundata import load_bands, load_run
+from .rundata import WHY_COUNTERS, load_bands, load_run, why_counters
 
 MEASURED_FAMILY = "map: winner vs runner-up, measured"
 TIE = 1.02          # a margin (runner-up / winner) below this is a tie
@@ -41,21 +41,8 @@ def sim_family(model):
     return f"map: winner vs runner-up, SIMULATED {model}"
 
 
-# The counters that explain a cell, as (name, numerator, denominator): medians over the
-# repetitions; None where a variant does not report them (the reference rows).
-COUNTERS = (("steal attempts per steal", "steal_attempts", "steals"),
-            ("parks per task", "parks", "tasks_run"),
-            ("wake-ups per task", "woken", "tasks_run"),
-            ("CPU per wall", "proc_cpu_per_wall", None))
-
-
-def counters_of(result):
-    out = {}
-    for name, num, den in COUNTERS:
-        a = result.median(num) if result.values(num) else None
-        b = (result.median(den) if result.values(den) else None) if den else 1.0
-        out[name] = a / b if a is not None and b else None
-    return out
+# the counters that explain a cell (rundata.WHY_COUNTERS)
+COUNTERS, counters_of = WHY_COUNTERS, why_counters
 
 
 def ranked(results, metric):

@@ -19,9 +19,10 @@ import dataclasses
 import math
 import statistics
 
-from .config import BASELINES, REPRESENTATIVE
+from .config import REPRESENTATIVE
 from .mapcells import COUNTERS, FRAGILE, ROBUST, TIE, UNDECIDED
 from .mapgrid import grain_words
+from .roles import Roles, parse_policy
 
 MIN_RULES, MAX_RULES = 5, 10
 
@@ -165,8 +166,9 @@ def rule_scale(data):
 
 def rule_pool(data):
     out = []
+    roles = Roles({v: parse_policy(w) for v, w in data.policies.items()})
     pools = [c for c in data.cells if c.verdict == ROBUST and
-             (c.winner in BASELINES or c.winner in c.references)]
+             (roles.is_pool(c.winner) or c.winner in c.references)]
     for v in dict.fromkeys(c.winner for c in pools):
         cells = [c for c in pools if c.winner == v]
         forms = ", ".join(dict.fromkeys(c.form.key for c in cells))

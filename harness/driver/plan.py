@@ -11,6 +11,7 @@ import re
 import subprocess
 import tempfile
 
+from .commands import bench_argv
 from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, BATCH_ONLY, BATCH_STEAL_ROWS,
                      BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, CALIBRATION_FILTER, CLAIM_PARAM,
                      ITERS_ENV, SCENARIO_WORKLOADS, SWEPT_PARAM, WHOLE_WORKLOADS, UsageError,
@@ -289,9 +290,7 @@ def calibrate_kernel(root, targets):
         return None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "calibrate.json")
-        cmd = [os.path.join(root, target.binary), "--workers", "1",
-               f"--benchmark_filter={CALIBRATION_FILTER}", "--benchmark_min_time=0.01",
-               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        cmd = bench_argv(os.path.join(root, target.binary), out, CALIBRATION_FILTER, 1, 0.01)
         try:
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=120, check=False)

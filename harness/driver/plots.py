@@ -9,8 +9,7 @@ import dataclasses
 import math
 import re
 
-from .config import (BASELINES, CLAIM_BAND, CLAIM_PARAM, PROG,
-                     REPRESENTATIVE)
+from .config import CLAIM_BAND, CLAIM_PARAM, PROG, REPRESENTATIVE
 from .fmt import time_unit_for
 from .gbjson import display_name, params_of, workload_of
 from . import families
@@ -276,7 +275,8 @@ class PlotBuilder:
         self.variants = data.variants()
         self.reference = {r.variant: r.reference for r in data.results}
         # drawn as lines: the pools and the reference rows (and the representative)
-        self.plain = set(BASELINES) | {v for v, ref in self.reference.items() if ref}
+        self.pools = data.roles().pools(self.variants)
+        self.plain = set(self.pools) | {v for v, ref in self.reference.items() if ref}
         self.workers = data.workers()
         self.reps = data.plan.get("repetitions")
         self.comparisons = families.of(data)
@@ -296,7 +296,7 @@ class PlotBuilder:
         return plots
 
     def baselines(self):
-        return [b for b in BASELINES if b in self.variants]
+        return list(self.pools)
 
     def _workers_axis(self):
         extra = [f"set xtics ({', '.join(str(w) for w in self.workers)})"]

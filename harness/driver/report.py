@@ -15,15 +15,15 @@ from . import batching, families, targetfile
 from .answers import ANSWER_HEADERS, answer_rows
 from .article import METRIC as ARTICLE_METRIC, first_setting, panels, settings
 from .claimfigs import scenario_label
-from .config import (AA_VARIANT, ARTICLE_POOL, ARTICLE_TITLE, BASELINES, CLAIM_BAND,
-                     CLAIM_PARAM, CLAIM_WORKLOAD, POOL_NAMES, UsageError, column_name,
-                     pool_name, warn)
+from .config import (AA_VARIANT, ARTICLE_TITLE, CLAIM_BAND, CLAIM_PARAM, CLAIM_WORKLOAD,
+                     UsageError, warn)
 from .files import atomic_write_text, write_output
 from .fmt import fmt_seconds, format_table
 from .gbjson import display_name
 from .gnuplot import Gnuplot, plots_dir, read_manifest, write_plots
 from .plots import workers_label
-from .rundata import CPU_PER_WALL, load_companions, medians, read_meta
+from .rundata import (CPU_PER_WALL, WHY_COUNTERS, load_companions, load_run, medians, read_meta,
+                      why_counters)
 from .stats import brent_time
 from .validate import errors_beside
 
@@ -41,6 +41,9 @@ class Report:
         self.top = max(self.workers) if self.workers else None
         self.table = data.index()
         self.reference = {r.variant for r in data.results if r.reference}
+        self.roles = data.roles()
+        self.pools = self.roles.pools(self.variants)
+        self.article_pool = self.roles.article_pool(self.variants)
         if against and against not in self.variants:
             raise UsageError(f"--against {against}: not a variant of {data.run_id} "
                              f"(it has {', '.join(self.variants)})")
@@ -68,10 +71,10 @@ class Report:
         return f"![{entry['title']}]({rel})"
 
     def pool(self, variant):
-        return pool_name(variant)
+        return self.roles.pool_name(variant)
 
     def columns(self, variants):
-        return [column_name(v, v in self.reference) for v in variants]
+        return [self.roles.column_name(v, v in self.reference) for v in variants]
 
     def others(self, base):
         return [v for v in self.variants if v != base]
@@ -96,15 +99,13 @@ class Report:
 
     def intro(self):
         """What the pools are and what the numbers mean, before any table names them."""
-        pools = [f"{pool_name(b)}: {POOL_NAMES[b]}" for b in BASELINES if b in self.variants]
+        pools = [f"`{b}` {self.roles.words(b)} ({self.roles.does(b)})" for b in self.pools]
         out = ["The article is " + ARTICLE_TITLE + " (seed 003). Its \"traditional thread "
-               "pool\" is one whose threads keep queues of their own; three pools stand in "
-               "for what a thread-pool user has, each named for what it is: "
-               "`affinity` the per-thread-queue pool (each submitter's tasks stay on its "
-               "own worker's queue, never moved), `threadpool` the global-queue pool (one "
-               "locked FIFO for every worker), `static` the round-robin pool (new tasks "
-               "dealt to the workers in turn, never moved)"
-               + ("" if pools else " (none of them is in this run)") + ".", "",
+               "pool\" is one whose threads keep queues of their own; "
+               + (f"{len(pools)} {'pools' if len(pools) > 1 else 'pool'} without work "
+                  f"stealing stand{'' if len(pools) > 1 else 's'} in for what a thread-pool "
+                  f"user has, each named for what it is: {', '.join(pools)}"
+                  if pools else "no pool without work stealing is in this run") + ".", "",
                f"Every ratio is printed as `estimate [low-high]`: the bracket is the "
                f"{cmp.BRACKET}: within a family of m comparisons each bracket is at the "
                f"level 1 - 0.05/m, so that all of them hold together with 95% "
@@ -159,14 +160,14 @@ class Report:
         out = ["## The article's experiment", "",
                f"Equal tasks, one submitter per worker, {setting.late_pct}% of them late by "
                "d x W/P (workloads/README.md, `article`); speedup = "
-               f"{self.pool(ARTICLE_POOL)} time / variant time over the experiment's window "
+               f"{self.pool(self.article_pool)} time / variant time over the experiment's window "
                f"(`{ARTICLE_METRIC}`), at {workers_label(self.top)}, with its bracket "
                f"(family `article`, {len(fam)} comparisons). Ideal: a perfect "
                "balancer, (1 + d) / max(1, d + f). Stolen: the share of the tasks that "
                "moved by stealing (the mechanism; 0 for the pools). A setting measured at "
                "one d is a row here, not a curve.", ""]
         for s, benches in settings(self.table).items():
-            cols = [v for v in self.others(ARTICLE_POOL)
+            cols = [v for v in self.others(self.article_pool)
                     if any((b, v, self.top) in fam for b in benches.values())]
             rows = []
             p = next((q for q in panels(self.data, [], s)), None)
@@ -192,7 +193,7 @@ class Report:
         every variant over each pool at the largest worker count."""
         scen = claim_scenarios(self.data.usable())
         out = []
-        for base in (b for b in BASELINES if b in self.variants):
+        for base in self.pools:
             fam = self.family(families.imbalance_family(base))
             top = {k: c for k, c in fam.items() if k[2] == self.top}
             if not top:
@@ -204,7 +205,7 @@ class Report:
                             + [top[(bench, v, self.top)].cell()
                                if (bench, v, self.top) in top else "-" for v in cols])
             lo, _ = CLAIM_BAND
-            stealing = [c for c in top.values() if c.variant not in BASELINES
+            stealing = [c for c in top.values() if c.variant not in self.pools
                         and c.variant not in self.reference]
             reach = [c for c in stealing if c.verdict == cmp.BETTER and c.low >= lo]
             faster = [c for c in stealing if c.verdict == cmp.BETTER]
@@ -440,7 +441,8 @@ def write_simulated(run_dir):
     worker count, its speedup over its own 1-worker time, and Brent's bound
     (max(work_s / P, span_s)) beside it."""
     meta = read_meta(run_dir)
-    med = medians(run_dir)
+    data = load_run(run_dir)
+    med = medians(run_dir, data)
     workers = sorted({k[1] for k in med})
     benches = sorted({k[2] for k in med})
     variants = sorted({k[0] for k in med})
@@ -454,7 +456,11 @@ def write_simulated(run_dir):
          "T_P >= max(work / P, span): work = the task bodies' charged time in the same run, "
          "span = the workload's critical path at the model's costs (from its structure; "
          "where a workload does not state it, the bound is the work term alone and marked "
-         "'work'). A variant far below its bound loses to scheduling, not to the workload.", ""]
+         "'work'). A variant far below its bound loses to scheduling, not to the workload. "
+         "Under each table, why: the counters at the most workers simulated (medians over "
+         "the repetitions).", ""]
+    why = {(r.variant, r.benchmark): (r.workers, why_counters(r)) for r in
+           sorted((r for r in data.results if not r.reference and r.valid), key=lambda r: r.workers)}
     for b in benches:
         L.append("## %s (simulated)" % b)
         L.append("")
@@ -480,4 +486,12 @@ def write_simulated(run_dir):
                 cells.append(c)
             L.append("| %s | %s |" % (v, " | ".join(cells)))
         L.append("")
+        rows = [(v,) + why[(v, b)] for v in variants if (v, b) in why]
+        if rows:
+            L.append("| why (simulated) | workers | " + " | ".join(n for n, _, _ in WHY_COUNTERS) + " |")
+            L.append("|---|---|" + "---|" * len(WHY_COUNTERS))
+            for v, n, c in rows:
+                L.append("| %s | %d | %s |" % (v, n, " | ".join(
+                    "-" if c[name] is None else "%.3g" % c[name] for name, _, _ in WHY_COUNTERS)))
+            L.append("")
     atomic_write_text(os.path.join(run_dir, "SIMULATED.md"), "\n".join(L))

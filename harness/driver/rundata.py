@@ -95,6 +95,7 @@ class RunData:
     skipped: list                  # [(path, reason)]: files that could not be used
     contexts: dict                 # variant -> the JSON context of its first raw file
     revisions: dict = None         # variant -> every git_rev its raw files record
+    _roles: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def run_id(self):
@@ -123,6 +124,25 @@ class RunData:
 
     def workers(self):
         return sorted({r.workers for r in self.results})
+
+    def roles(self, beside=None):
+        """The parts its variants play (roles.Roles: the pools, the article's pool, ...),
+        from the policies the run recorded, else those of the run `beside` it (a
+        simulated companion's measured run), else the tree's build."""
+        from .roles import Roles
+        if beside is not None:
+            mine = Roles.of(self.contexts, self.meta)
+            return Roles.merged([mine, beside.roles()]) if set(self.variants()) - set(
+                mine.policies) else mine
+        if self._roles is None:
+            from .build import Build     # the fallback only: build imports this module's peers
+            recorded = Roles.of(self.contexts, self.meta)
+            missing = [v for v in self.variants() if v not in recorded.policies
+                       and not any(r.reference for r in self.results if r.variant == v)]
+            root = os.path.dirname(os.path.dirname(os.path.abspath(self.run_dir)))
+            self._roles = Roles.of(self.contexts, self.meta, Build(root), missing) \
+                if missing else recorded
+        return self._roles
 
     def index(self):
         """{benchmark: {(variant, workers): Result}} over usable results."""
@@ -388,14 +408,33 @@ def split_run_spec(spec, root):
 
 MEDIAN_COUNTERS = ("work_s", "span_s", "proc_cpu_s", "steals", "parks", "tasks_run")
 
+# The counters that explain why a variant wins or loses, as (name, numerator,
+# denominator): medians over the repetitions; None where a variant does not report them
+# (the reference rows).  The policy map's cells and SIMULATED.md show them.
+WHY_COUNTERS = (("steal attempts per steal", "steal_attempts", "steals"),
+                ("parks per task", "parks", "tasks_run"),
+                ("wake-ups per task", "woken", "tasks_run"),
+                ("CPU per wall", "proc_cpu_per_wall", None))
 
-def medians(run_dir):
+
+def why_counters(result):
+    """{name: value or None} of WHY_COUNTERS for one Result."""
+    out = {}
+    for name, num, den in WHY_COUNTERS:
+        a = result.median(num) if result.values(num) else None
+        b = (result.median(den) if result.values(den) else None) if den else 1.0
+        out[name] = a / b if a is not None and b else None
+    return out
+
+
+def medians(run_dir, data=None):
     """{(variant, workers, benchmark): {"n", "time_s", "min_s", "max_s", and each counter
     of MEDIAN_COUNTERS that every repetition has}} of a run's variants (references left
-    out), the median over the repetitions without an error: what SIMULATED.md, the
+    out), the median over the repetitions without an error (`data`: the run, when already
+    loaded): what SIMULATED.md, the
     simulated speedup figures and `validate` read."""
     out = {}
-    for r in load_run(run_dir).results:
+    for r in (data or load_run(run_dir)).results:
         if r.reference or not r.valid:
             continue
         times = r.summary()

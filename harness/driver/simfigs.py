@@ -3,14 +3,13 @@ rules and helpers of the measured figures (plots.py)."""
 
 import re
 
-from .config import BASELINES
 from .gbjson import display_name
 from .plots import (bench_words, envelope_label, envelope_rows, gp_num, lines_plot,
                     split_variants)
 from .stats import brent_time
 
 
-def simulated_speedup_plots(med, model):
+def simulated_speedup_plots(med, model, roles):
     """A simulated run's figures (plots/README.md, sim_speedup_<benchmark>): per benchmark
     with at least two worker counts, the SIMULATED speedup over the same variant's
     1-worker time against the worker count, drawn by the rules of the measured figures
@@ -19,7 +18,8 @@ def simulated_speedup_plots(med, model):
     lower bound on the time, T1 / max(work / P, span) (dashed; work = the run's charged
     task bodies, span = the workload's critical path, or the work term alone where the
     workload does not state its span).  Titles say SIMULATED and the model.
-    med: rundata.medians() of the run; model: the machine model's name."""
+    med: rundata.medians() of the run; model: the machine model's name; roles: its
+    roles.Roles (which variants are the pools)."""
     out = []
     for b in sorted({k[2] for k in med}):
         variants = sorted({k[0] for k in med if k[2] == b and (k[0], 1, b) in med})
@@ -41,8 +41,9 @@ def simulated_speedup_plots(med, model):
                 lb = brent_time(r.get("work_s"), r.get("span_s"), n)
                 bound.append((n, t1 / lb if lb else float("nan")))
             curves[v], bounds[v] = rows, bound
-        drawn, others = split_variants(variants, set(BASELINES))
-        rep = next((v for v in drawn if v not in BASELINES), None)
+        pools = set(roles.pools(variants))
+        drawn, others = split_variants(variants, pools)
+        rep = next((v for v in drawn if v not in pools), None)
         series = [(v, False, curves[v]) for v in drawn]
         envelope = ((envelope_label(len(others)), envelope_rows([curves[v] for v in others]))
                     if others else None)

@@ -39,7 +39,8 @@ import sys
 import tempfile
 
 from . import simmodel as modelmod
-from .config import ROOT
+from .commands import simbench_argv
+from .config import ROOT, UsageError
 from .files import atomic_write_text
 from .gbjson import BadResultFile, load_gb_file, parse_gb_doc
 from .machine import git_info
@@ -70,6 +71,22 @@ def variants_built(build=SIM_BUILD):
     return sorted(v for v in os.listdir(d) if os.path.exists(binary(v, build)) and not v.startswith("_"))
 
 
+def variant_policies(variants):
+    """{variant: its policy in `bench --policy`'s words} for a simulated run's meta.json
+    (roles.py reads it: simbench records no policy), from the native benches of the same
+    variant.h; a variant whose bench is not built is left out."""
+    from .build import Build
+    build, out = Build(ROOT), {}
+    for v in variants:
+        try:
+            policy = build.policy(v)
+        except UsageError:
+            continue
+        if policy:
+            out[v] = " ".join(f"{k}={x}" for k, x in policy.items())
+    return out
+
+
 def json_text(doc):
     """A JSON file of the run, its keys in the order the document has them."""
     return json.dumps(doc, indent=2) + "\n"
@@ -78,9 +95,8 @@ def json_text(doc):
 def simbench_command(point, flat, args, reps, seed):
     """One simbench run: the point's variant, worker count and workload on the model
     file `flat`, one argument set."""
-    return [point["binary"], "--model", flat, "--workers", str(point["workers"]),
-            "--workload", point["workload"], "--args", args, "--reps", str(reps),
-            "--seed", str(seed)]
+    return simbench_argv(point["binary"], flat, point["workers"], point["workload"], args,
+                         reps, seed)
 
 
 class SimBackend:
@@ -215,6 +231,7 @@ def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, a
     git = git_info(ROOT, simulated=True)
     with open(m["path"]) as f:
         machine_doc = json.load(f)
+    policies = variant_policies(variants)
 
     def files(run_id):
         meta = {"run_id": run_id, "simulated": True, "model": m["name"],
@@ -223,7 +240,7 @@ def start_sim(machine, variants, workloads, workers, reps=3, seed=1, out=None, a
                 "topology": "simulated: synthetic " + m["topology"]["synthetic"],
                 "cpu_model": "simulated " + m["name"], "started": started,
                 "command": command, "git": git, "variants": variants, "references": [],
-                "workloads": sorted({p["workload"] for p in points})}
+                "workloads": sorted({p["workload"] for p in points}), "policies": policies}
         meta.update(meta_extra or {})
         return {"model.flat": modelmod.flatten(m), "machine.json": json_text(machine_doc),
                 "plan.json": json_text(plan), "meta.json": json_text(meta)}

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 
+from .commands import bench_argv
 from .config import (ANSWER_ENV, CLAIM_REPETITIONS, FULL, FULL_ENV, ITERS_ENV,
                      KERNEL_WORKLOADS, PROG, QUICK, UsageError,
                      default_workers, parse_name_list, parse_workers, warn)
@@ -87,13 +88,9 @@ def bench_command(plan, point, out_path):
     """The bench invocation of one point.  It runs in the source tree (BenchBackend's
     root) and names its binary relative to it, so the JSON context it records
     ("executable") carries no absolute path of this machine."""
-    return [os.path.join(".", point["binary"]),
-            "--workers", str(point["workers"]),
-            f"--benchmark_filter={point['filter']}",
-            f"--benchmark_repetitions={point.get('repetitions', plan['repetitions'])}",
-            f"--benchmark_out={out_path}",
-            "--benchmark_out_format=json",
-            f"--benchmark_min_time={plan['min_time']!r}"]
+    return bench_argv(os.path.join(".", point["binary"]), out_path, point["filter"],
+                      point["workers"], plan["min_time"],
+                      point.get("repetitions", plan["repetitions"]))
 
 
 class Progress:

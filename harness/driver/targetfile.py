@@ -34,7 +34,7 @@ def _positive(x):
     return isinstance(x, _NUMBER) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
-def _comparison_problem(c):
+def comparison_problem(c):
     if not isinstance(c, dict):
         return "a comparison is not an object"
     for key in ("comparison", "what", "unit"):
@@ -60,7 +60,7 @@ def problem(doc):
     if not doc.get("finished"):
         return "the measurement did not finish"
     for c in doc["comparisons"]:
-        why = _comparison_problem(c)
+        why = comparison_problem(c)
         if why:
             return why
     for n in doc["not_measured"]:

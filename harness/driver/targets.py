@@ -31,7 +31,8 @@ Comparisons (issue: target):
               worker, ws vs chaselev, ns per task        (42: <= 0.2x: a function-pointer
               pool should cost a fifth of a bthread or less)
   pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  (4: <= 0.75x)
-  imbalance   chaselev vs static, affinity and oneTBB at 2 workers, each scenario
+  imbalance   chaselev vs each pool that keeps tasks where it placed them (by its
+              policy: bench --policy) and oneTBB at 2 workers, each scenario
               (6: oneTBB <= 1.0x; a pool without stealing: within 10% of what a
               perfect balancer gains over it, from the tasks' sizes and placement)
   blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
@@ -51,7 +52,8 @@ if not __package__:   # started as a file, so the package import below cannot wo
 
 from . import simmodel, simulate, targetfile  # noqa: E402
 from .build import Build  # noqa: E402
-from .config import ROOT, UsageError  # noqa: E402
+from .commands import bench_argv, simbench_argv  # noqa: E402
+from .config import ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, REPRESENTATIVE, ROOT, UsageError  # noqa: E402
 from .files import atomic_write_json, atomic_write_text  # noqa: E402
 from .gbjson import BadResultFile, load_gb_file  # noqa: E402
 from .fmt import now_iso  # noqa: E402
@@ -59,25 +61,47 @@ from .machine import git_info  # noqa: E402
 from .plan import simulated_listing  # noqa: E402
 
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
+OURS = f"build/{REPRESENTATIVE}/bench"
+WS, WS_NOSTEAL = (f"build/ref/{r}/bench" for r in (ARTICLE_DESIGN_STEALING, ARTICLE_DESIGN_POOL))
+POOL = "build/ref/pool/bench"      # the textbook mutex+condvar pool
+TBB = "build/ref/tbb/bench"
+PARTIAL = "targets.partial.json"   # a stopped measurement's comparisons, for its resumption
 
 # binary (relative to ROOT) -> the git revisions its JSON contexts recorded, for the
 # record's check that every binary was built from the measured revision; measure()
-# starts it afresh
+# starts it afresh (or from the stopped measurement it resumes)
 SEEN_REVISIONS = {}
 
 
-def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
+def _output(log):
+    """Where a child's output goes: appended to the log file, else nowhere."""
+    return open(log, "a", encoding="utf-8") if log else open(os.devnull, "w", encoding="utf-8")
+
+
+def run_logged(cmd, log, env=None, cwd=None, capture=False):
+    """Run cmd (check=True); its stderr, and its stdout unless captured, appended to log
+    after its command line.  Returns its stdout when captured."""
+    with _output(log) as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE if capture else f, stderr=f, env=env,
+                           cwd=cwd, text=True, timeout=900)
+        if capture:
+            f.write(p.stdout)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return p.stdout
+
+
+def bench(binary, workers, name_re, min_time="0.3", env=None, full=False, log=None):
     """One bench invocation; {benchmark name: (real ns, {counter: value})} of its entries."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "b.json")
-        cmd = [os.path.join(ROOT, binary)] + (["--workers", str(workers)] if workers else []) + [
-               f"--benchmark_filter={name_re}", f"--benchmark_min_time={min_time}",
-               f"--benchmark_out={out}", "--benchmark_out_format=json"]
         e = dict(os.environ, **(env or {}))
         if full:
             e["SCHEDBENCH_FULL"] = "1"
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e,
-                       check=True, timeout=900)
+        run_logged(bench_argv(os.path.join(ROOT, binary), out, name_re, workers, min_time),
+                   log, env=e)
         try:
             context, entries = load_gb_file(out)
         except BadResultFile as err:
@@ -91,22 +115,38 @@ def bench(binary, workers, name_re, min_time="0.3", env=None, full=False):
     return res
 
 
-def go_bench(pattern, procs, benchtime="1s"):
+def go_bench(pattern, procs, benchtime="1s", log=None):
     """Go's testing benchmarks: {name: (ns/op, {metric: value})}."""
     if not shutil.which("go"):
         raise RuntimeError("no Go toolchain (apt-get install golang-go)")
     env = dict(os.environ, GO111MODULE="off", GOMAXPROCS=str(procs),
                GOCACHE=os.path.join(tempfile.gettempdir(), "schedbench-gocache"))
-    p = subprocess.run(["go", "test", "-run", "xxx", "-bench", pattern, f"-benchtime={benchtime}",
-                        "-cpu", str(procs)], cwd=GO_DIR, env=env, capture_output=True,
-                       text=True, check=True, timeout=900)
+    out = run_logged(["go", "test", "-run", "xxx", "-bench", pattern, f"-benchtime={benchtime}",
+                      "-cpu", str(procs)], log, env=env, cwd=GO_DIR, capture=True)
     res = {}
-    for line in p.stdout.splitlines():
+    for line in out.splitlines():
         m = re.match(r"(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)", line)
         if m:
             extra = dict((k, float(v)) for v, k in re.findall(r"([\d.]+) (\w+)", m.group(3)))
             res[m.group(1)] = (float(m.group(2)), extra)
     return res
+
+
+def sim_bench(variant, machine, workers, name, log=None):
+    """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
+    workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
+    wl = name.split("/")[0]
+    sets = simulated_listing(simulate.binary(variant)).get(wl, [])
+    args = next((a for b, a in sets if b == name), None)
+    if args is None:
+        raise RuntimeError(f"simbench {variant}: no argument set {name}")
+    with tempfile.TemporaryDirectory() as tmp:
+        flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
+        atomic_write_text(flat, simmodel.flatten(simmodel.load(machine)))
+        run_logged(simbench_argv(simulate.binary(variant), flat, workers, wl, args, 1, out=out), log)
+        _, entries = load_gb_file(out)
+    e = next(e for e in entries if e.benchmark == name)
+    return e.real_s * 1e9, e.counters
 
 
 def rounds_of(n, ours, theirs):
@@ -116,6 +156,54 @@ def rounds_of(n, ours, theirs):
         a.append(ours())
         b.append(theirs())
     return a, b
+
+
+class Session:
+    """One measurement of the targets: its rounds, the benches' environment, where their
+    output goes (log_dir/<comparison>.log, or nowhere), the comparisons recorded so far
+    (those of a stopped measurement it resumes included) and `save`, called with the
+    record after each comparison so that a stop loses at most the one being measured."""
+
+    def __init__(self, rounds, env, log_dir=None, kept=(), save=None):
+        self.rounds, self.env, self.log_dir, self.save = rounds, env, log_dir, save
+        self.results = list(kept)
+        self.kept = {(c["comparison"], c["what"]) for c in self.results}
+        self.comparison = None     # the one being measured: its log's name
+        self._policies = None
+
+    def log(self):
+        if not self.log_dir:
+            return None
+        os.makedirs(self.log_dir, exist_ok=True)
+        return os.path.join(self.log_dir, f"{self.comparison}.log")
+
+    def bench(self, binary, workers, name_re, min_time="0.3", full=False):
+        return bench(binary, workers, name_re, min_time, self.env, full, log=self.log())
+
+    def go(self, pattern, procs, benchtime="1s"):
+        return go_bench(pattern, procs, benchtime, log=self.log())
+
+    def sim(self, variant, machine, workers, name):
+        return sim_bench(variant, machine, workers, name, log=self.log())
+
+    def policies(self):
+        """{variant: its policy's properties} of the built variants (`bench --policy`), in
+        make's order: the comparisons choose their variants by these, never by name."""
+        if self._policies is None:
+            build = Build(ROOT)
+            self._policies = {v: build.policy(v) for v in build.variants}
+        return self._policies
+
+    def compare(self, what, ours, theirs, unit, target, lower_is_better=True, rounds=None):
+        """Measure ours and theirs in alternating rounds and record them, unless the
+        stopped measurement this one resumes recorded them already."""
+        if (self.comparison, what) in self.kept:
+            print(f"{self.comparison:10s} {what}: kept from the stopped measurement", flush=True)
+            return
+        a, b = rounds_of(rounds or self.rounds, ours, theirs)
+        report(self.results, self.comparison, what, a, b, unit, target, lower_is_better)
+        if self.save:
+            self.save(self.results)
 
 
 def report(results, name, what, a, b, unit, target, lower_is_better=True):
@@ -131,128 +219,102 @@ def report(results, name, what, a, b, unit, target, lower_is_better=True):
                         lower_is_better=lower_is_better))
 
 
-def do_switch(n, results):
+def do_switch(t):
     name = "switch/roundtrip"
-    a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 1, f"^{name}$")[name][0],
-                     lambda: bench("build/ref/boost_switch", None, f"^{name}$")[name][0])
-    report(results, "switch", "jump_fcontext round trip vs Boost.Context (ns)", a, b, "ns", 1.0)
+    t.compare("jump_fcontext round trip vs Boost.Context (ns)",
+              lambda: t.bench(OURS, 1, f"^{name}$")[name][0],
+              lambda: t.bench("build/ref/boost_switch", None, f"^{name}$")[name][0], "ns", 1.0)
 
 
-def do_fib(n, results):
+def do_fib(t):
+    name = "fib/n:30/real_time"
     for w in (1, 2):
-        name = "fib/n:30/real_time"
-        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^fib/n:30/")[name][0] / 1e6,
-                         lambda: bench("build/ref/tbb/bench", w, "^fib/n:30/")[name][0] / 1e6)
-        report(results, "fib", f"fib(30), chaselev vs oneTBB task_group, {w} worker(s)", a, b,
-               "ms", 1.0)
+        t.compare(f"fib(30), {REPRESENTATIVE} vs oneTBB task_group, {w} worker(s)",
+                  lambda: t.bench(OURS, w, "^fib/n:30/")[name][0] / 1e6,
+                  lambda: t.bench(TBB, w, "^fib/n:30/")[name][0] / 1e6, "ms", 1.0)
 
 
-def do_yield(n, results):
+def do_yield(t):
     name = "yield/threads:2/rounds:100000/real_time"
     # ours: 2 bthreads x 100000 yields each; Go: ns/op = one Gosched by each of two goroutines
-    a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 1, "^yield/threads:2/")[name][0] / 200000,
-                     lambda: go_bench("Gosched", 1)["BenchmarkGosched"][0] / 2)
-    report(results, "yield", "one yield, 2 bthreads on 1 worker vs Go Gosched (GOMAXPROCS=1)",
-           a, b, "ns", 0.5)
+    t.compare("one yield, 2 bthreads on 1 worker vs Go Gosched (GOMAXPROCS=1)",
+              lambda: t.bench(OURS, 1, "^yield/threads:2/")[name][0] / 200000,
+              lambda: t.go("Gosched", 1)["BenchmarkGosched"][0] / 2, "ns", 0.5)
 
 
-def stealing_variants():
-    """The built variants whose policy steals (`bench --policy`), in make's order."""
-    build = Build(ROOT)
-    return [v for v in build.variants if build.policy(v).get("steals")]
-
-
-def do_spawn(n, results):
-    name = "spawn/n:100000/real_time"
-    for v in stealing_variants():
-        a, b = rounds_of(n, lambda: bench(f"build/{v}/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6,
-                         lambda: bench("build/ref/pool/bench", 2, "^spawn/")[name][1]["items_per_second"] / 1e6)
-        report(results, "spawn", f"tasks/s from one pthread, {v} vs pthread pool, 2 workers", a, b,
-               "M/s", 1.0 if v == "chaselev" else 0.8, lower_is_better=False)
+def do_spawn(t):
+    def rate(binary, workers, n, full=False):    # millions of tasks per second
+        name = f"spawn/n:{n}/real_time"
+        return t.bench(binary, workers, f"^spawn/n:{n}/", full=full)[name][1][
+            "items_per_second"] / 1e6
+    for v in (v for v, p in t.policies().items() if p.get("steals")):
+        t.compare(f"tasks/s from one pthread, {v} vs pthread pool, 2 workers",
+                  lambda: rate(f"build/{v}/bench", 2, 100000), lambda: rate(POOL, 2, 100000),
+                  "M/s", 1.0 if v == REPRESENTATIVE else 0.8, lower_is_better=False)
     # the steady state: 10^6 starts (a --full set), where start-up costs no longer count
-    name = "spawn/n:1000000/real_time"
     for w in (1, 2):
-        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^spawn/n:1000000/", "0.3",
-                                          full=True)[name][1]["items_per_second"] / 1e6,
-                         lambda: bench("build/ref/pool/bench", w, "^spawn/n:1000000/", "0.3",
-                                       full=True)[name][1]["items_per_second"] / 1e6)
-        report(results, "spawn", f"10^6 tasks/s from one pthread, chaselev vs pthread pool, "
-               f"{w} worker(s)", a, b, "M/s", 1.0, lower_is_better=False)
+        t.compare(f"10^6 tasks/s from one pthread, {REPRESENTATIVE} vs pthread pool, {w} worker(s)",
+                  lambda: rate(OURS, w, 1000000, True), lambda: rate(POOL, w, 1000000, True),
+                  "M/s", 1.0, lower_is_better=False)
 
 
 def flush_name(batch, frm):
     return f"spawn_batch/n:20000/batch:{batch}/from:{frm}/grain_ns:500/spin:0/late:0/real_time"
 
 
-def do_flush(n, results, env):
-    for v in ("chaselev", "half", "ref/ws"):
+def flush_variants(t):
+    """The representative variant and those stealing half a queue (steal_batch -1)."""
+    return [REPRESENTATIVE] + [v for v, p in t.policies().items()
+                               if p.get("steal_batch") == -1 and v != REPRESENTATIVE]
+
+
+def do_flush(t):
+    for v in flush_variants(t) + ["ref/" + ARTICLE_DESIGN_STEALING]:
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
                 name = flush_name(batch, frm)
-                return bench(f"build/{v}/bench", 2, "^" + re.escape(name) + "$", "0.3",
-                             env)[name][1]["items_per_second"] / 1e6
-            a, b = rounds_of(n, lambda: rate(32), lambda: rate(0))
-            report(results, "flush", f"0.5 us tasks from {who}, {v.split('/')[-1]}: batches of 32 "
-                   "vs one at a time", a, b, "M/s", 1.2, lower_is_better=False)
+                return t.bench(f"build/{v}/bench", 2, "^" + re.escape(name) + "$")[name][1][
+                    "items_per_second"] / 1e6
+            t.compare(f"0.5 us tasks from {who}, {v.split('/')[-1]}: batches of 32 vs one at a time",
+                      lambda: rate(32), lambda: rate(0), "M/s", 1.2, lower_is_better=False)
 
 
-def sim_bench(variant, machine, workers, name):
-    """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
-    workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
-    wl = name.split("/")[0]
-    sets = simulated_listing(simulate.binary(variant)).get(wl, [])
-    args = next((a for b, a in sets if b == name), None)
-    if args is None:
-        raise RuntimeError(f"simbench {variant}: no argument set {name}")
-    with tempfile.TemporaryDirectory() as tmp:
-        flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
-        atomic_write_text(flat, simmodel.flatten(simmodel.load(machine)))
-        subprocess.run([simulate.binary(variant), "--model", flat, "--workers", str(workers),
-                        "--workload", wl, "--args", args, "--reps", "1", "--out", out],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
-        _, entries = load_gb_file(out)
-    e = next(e for e in entries if e.benchmark == name)
-    return e.real_s * 1e9, e.counters
-
-
-def do_flush_sim(results):
-    for v in ("chaselev", "half"):
+def do_flush_sim(t):
+    for v in flush_variants(t):
         for frm, who in ((0, "a pthread"), (1, "a worker")):
             def rate(batch):
-                return 20000 / sim_bench(v, "epyc16", 16, flush_name(batch, frm))[0] * 1e3
-            report(results, "flush-sim", f"SIMULATED epyc16, 16 workers, from {who}, {v}: 32 vs 1",
-                   [rate(32)], [rate(0)], "M/s", 1.2, lower_is_better=False)
+                return 20000 / t.sim(v, "epyc16", 16, flush_name(batch, frm))[0] * 1e3
+            t.compare(f"SIMULATED epyc16, 16 workers, from {who}, {v}: 32 vs 1",
+                      lambda: rate(32), lambda: rate(0), "M/s", 1.2, lower_is_better=False,
+                      rounds=1)
 
 
-def do_article_ws(n, results, env):
+def do_article_ws(t):
     name = "article/delay_pct:50/late_pct:50/grain_us:100/tasks:1000/foreign:0/real_time"
 
-    def rate(row):   # thousands of tasks per second over the window
-        window = bench(f"build/ref/{row}/bench", 2, "^" + re.escape(name) + "$", "0.3",
-                       env)[name][1]["window_s"]
+    def rate(binary):   # thousands of tasks per second over the window
+        window = t.bench(binary, 2, "^" + re.escape(name) + "$")[name][1]["window_s"]
         return 1000 / window / 1e3
-    a, b = rounds_of(n, lambda: rate("ws"), lambda: rate("ws-nosteal"))
-    report(results, "article-ws", "the article's scheduler, stealing (ws) vs its no-steal mode "
-           "(ws-nosteal): d = 0.5, 100 us tasks, 2 workers, over the window (ideal 1.50x)",
-           a, b, "k/s", 1.425, lower_is_better=False)
+    t.compare("the article's scheduler, stealing (ws) vs its no-steal mode (ws-nosteal): "
+              "d = 0.5, 100 us tasks, 2 workers, over the window (ideal 1.50x)",
+              lambda: rate(WS), lambda: rate(WS_NOSTEAL), "k/s", 1.425, lower_is_better=False)
 
 
-def do_task_cost(n, results):
+def do_task_cost(t):
     name = "spawn_batch/n:100000/batch:0/from:1/grain_ns:0/spin:0/late:0/real_time"
     pat = "^" + re.escape(name) + "$"
-    a, b = rounds_of(n, lambda: bench("build/ref/ws/bench", 1, pat, "0.3", full=True)[name][0] / 1e5,
-                     lambda: bench("build/chaselev/bench", 1, pat, "0.3", full=True)[name][0] / 1e5)
-    report(results, "task-cost", "a task's cost, 10^5 empty tasks from a worker, 1 worker: the "
-           "article's scheduler (ws) vs chaselev", a, b, "ns", 0.2)
+    t.compare(f"a task's cost, 10^5 empty tasks from a worker, 1 worker: the article's "
+              f"scheduler (ws) vs {REPRESENTATIVE}",
+              lambda: t.bench(WS, 1, pat, full=True)[name][0] / 1e5,
+              lambda: t.bench(OURS, 1, pat, full=True)[name][0] / 1e5, "ns", 0.2)
 
 
-def do_pingpong(n, results):
+def do_pingpong(t):
     name = "pingpong/mode:0/rounds:100000/real_time"
     for w in (1, 2):
-        a, b = rounds_of(n, lambda: bench("build/chaselev/bench", w, "^pingpong/mode:0/")[name][0] / 100000,
-                         lambda: go_bench("ChanPingPong", w)["BenchmarkChanPingPong"][0])
-        report(results, "pingpong", f"mutex+cond round trip vs Go channels, {w} worker(s)", a, b,
-               "ns", 0.75)
+        t.compare(f"mutex+cond round trip vs Go channels, {w} worker(s)",
+                  lambda: t.bench(OURS, w, "^pingpong/mode:0/")[name][0] / 100000,
+                  lambda: t.go("ChanPingPong", w)["BenchmarkChanPingPong"][0], "ns", 0.75)
 
 
 # ---- the imbalance rows' targets: what a perfect balancer gains over each pool ------
@@ -284,15 +346,15 @@ def imbalance_sizes(imbalance, tasks, skew):
 
 def imbalance_schedule(set_name, workers):
     """{placement: makespan in grains} for an imbalance set on `workers`: 'balancer' a
-    perfect one (each task, in release order, to the worker free first); 'static' each
-    submitter's tasks round-robin from worker 0 (place_static.h); 'affinity' each
+    perfect one (each task, in release order, to the worker free first); 'round-robin' each
+    submitter's tasks round-robin from worker 0 (place_static.h); 'home' each
     submitter's tasks on its home, homes round-robin (place_affinity.h)."""
     p = {k: float(v) for k, v in re.findall(r"(\w+):(\d+)", set_name)}
     tasks, subs = int(p["tasks"]), int(p["submitters"])
     sizes = imbalance_sizes(p["imbalance"], tasks, bool(p.get("skew")))
     late = bool(p.get("late")) and subs > 1
     delay = 0.5 * (tasks * (subs // 2) / subs) / workers if late else 0.0   # wl_late_delay_us
-    jobs = []   # (release, size, static worker, affinity worker), in release order
+    jobs = []   # (release, size, round-robin worker, home worker), in release order
     for s in range(subs):
         first, last = tasks * s // subs, tasks * (s + 1) // subs
         release = delay if late and s >= subs // 2 else 0.0
@@ -303,7 +365,7 @@ def imbalance_schedule(set_name, workers):
         w = min(range(workers), key=free.__getitem__)
         free[w] = max(free[w], release) + size
     out = {"balancer": max(free)}
-    for name, col in (("static", 2), ("affinity", 3)):
+    for name, col in (("round-robin", 2), ("home", 3)):
         free = [0.0] * workers
         for job in jobs:
             free[job[col]] = max(free[job[col]], job[0]) + job[1]
@@ -311,59 +373,72 @@ def imbalance_schedule(set_name, workers):
     return out
 
 
-def imbalance_target(set_name, ref, workers=2):
-    """The target ratio (ours / theirs, time) against a reference: par with oneTBB, which
-    balances too; against a pool without stealing, the ideal ratio plus the slack."""
-    if ref == "tbb":
+def imbalance_target(set_name, place, workers=2):
+    """The target ratio (ours / theirs, time) against a reference: par with one that
+    balances too (place None: oneTBB); against a pool without stealing that places by
+    `place` (placement()), the ideal ratio plus the slack."""
+    if place is None:
         return 1.0
     times = imbalance_schedule(set_name, workers)
-    return round(times["balancer"] / times[ref] * IMBALANCE_SLACK, 3)
+    return round(times["balancer"] / times[place] * IMBALANCE_SLACK, 3)
 
 
-def do_imbalance(n, results, env):
-    sets = [m for m in bench("build/chaselev/bench", 2, "^imbalance/", "0.01", env)]
+def placement(policy):
+    """How a pool without stealing places a task, for imbalance_schedule: 'round-robin'
+    (it spreads each submitter's tasks over the workers), 'home' (it keeps them on the
+    submitter's worker), None (one shared queue: a balancer, or a variant that steals)."""
+    if policy.get("steals") or not policy.get("keeps_tasks"):
+        return None
+    return "round-robin" if policy.get("spreads_tasks") else "home"
+
+
+def do_imbalance(t):
+    sets = list(t.bench(OURS, 2, "^imbalance/", "0.01"))
+    # each pool that keeps tasks where it placed them, and oneTBB (a balancer)
+    others = [(f"build/{v}/bench", v, placement(p)) for v, p in t.policies().items()
+              if placement(p)] + [(TBB, "tbb", None)]
     for s in sets:
         pat = "^" + re.escape(s) + "$"
-        for other in ("build/static/bench", "build/affinity/bench", "build/ref/tbb/bench"):
+        for binary, ref, place in others:
             try:
-                a, b = rounds_of(n, lambda: bench("build/chaselev/bench", 2, pat, "0.2", env)[s][0] / 1e6,
-                                 lambda: bench(other, 2, pat, "0.2", env)[s][0] / 1e6)
+                t.compare(f"{s.replace('/real_time', '')} vs {ref}",
+                          lambda: t.bench(OURS, 2, pat, "0.2")[s][0] / 1e6,
+                          lambda: t.bench(binary, 2, pat, "0.2")[s][0] / 1e6, "ms",
+                          imbalance_target(s, place))
             except KeyError:
                 continue  # the reference does not offer this set
-            ref = other.split("/")[-2]
-            report(results, "imbalance", f"{s.replace('/real_time', '')} vs {ref}", a, b, "ms",
-                   imbalance_target(s, ref))
 
 
-def do_blocked(results):
+def do_blocked(t):
     name = "blocked/n:1000000/real_time"
-    ours = bench("build/chaselev/bench", 2, "^blocked/n:1000000/", "0.01", full=True)[name][1]
-    go = go_bench("Blocked1M", 2, "1x")["BenchmarkBlocked1M"]
-    report(results, "blocked", "10^6 blocked: create+block+release+join (s), 2 workers",
-           [ours["total_s"]], [go[0] / 1e9], "s", 1.0)
-    report(results, "blocked", "10^6 blocked: peak RSS (MiB), 2 workers",
-           [ours["peak_rss_mb"]], [go[1].get("peak_rss_mb", float("nan"))], "MiB", 1.5)
+    ours = t.bench(OURS, 2, "^blocked/n:1000000/", "0.01", full=True)[name][1]
+    go = t.go("Blocked1M", 2, "1x")["BenchmarkBlocked1M"]
+    t.compare("10^6 blocked: create+block+release+join (s), 2 workers",
+              lambda: ours["total_s"], lambda: go[0] / 1e9, "s", 1.0, rounds=1)
+    t.compare("10^6 blocked: peak RSS (MiB), 2 workers", lambda: ours["peak_rss_mb"],
+              lambda: go[1].get("peak_rss_mb", float("nan")), "MiB", 1.5, rounds=1)
 
 
 # Ten rounds a side: the fewest with which a comparison can be decided in the family of
 # the targets (compare.py; with 5, the smallest p is 0.0079 against 0.05 / 43 needed).
 TARGET_ROUNDS = 10
 
-# each comparison: its function, called with (rounds, results, env); in the order measured
+# each comparison, in the order measured: its function, called with the Session
 MEASURES = {
-    "switch": lambda n, res, env: do_switch(n, res),
-    "fib": lambda n, res, env: do_fib(n, res),
-    "yield": lambda n, res, env: do_yield(n, res),
-    "spawn": lambda n, res, env: do_spawn(n, res),
+    "switch": do_switch,
+    "fib": do_fib,
+    "yield": do_yield,
+    "spawn": do_spawn,
     "flush": do_flush,
-    "flush-sim": lambda n, res, env: do_flush_sim(res),
+    "flush-sim": do_flush_sim,
     "article-ws": do_article_ws,
-    "task-cost": lambda n, res, env: do_task_cost(n, res),
-    "pingpong": lambda n, res, env: do_pingpong(n, res),
+    "task-cost": do_task_cost,
+    "pingpong": do_pingpong,
     "imbalance": do_imbalance,
-    "blocked": lambda n, res, env: do_blocked(res),
+    "blocked": do_blocked,
 }
 KNOWN = tuple(MEASURES)
+NEED_ITERS = ("imbalance", "flush", "article-ws")   # their kernels' iterations per us
 
 
 def check_only(only):
@@ -374,26 +449,59 @@ def check_only(only):
     return only
 
 
-def measure(only, rounds):
+def resumable(partial, rounds, git):
+    """The comparisons a stopped measurement recorded in `partial` (its record, or None)
+    that this one may keep: those of the same rounds and the same measured code
+    (targetfile.stale against the tree now); [] otherwise."""
+    if not isinstance(partial, dict) or partial.get("rounds") != rounds:
+        return []
+    if targetfile.stale(partial, git):
+        return []
+    kept = partial.get("comparisons")
+    if not isinstance(kept, list) or any(targetfile.comparison_problem(c) for c in kept):
+        return []
+    return kept
+
+
+def measure(only, rounds, log_dir=None, partial=None, save=None):
     """Run the named comparisons (check_only's list) in `rounds` alternating rounds: the
-    targets.json record (harness/driver/targetfile.py)."""
+    targets.json record (harness/driver/targetfile.py).  Each bench's output goes to
+    log_dir; `save` gets the record so far (unfinished) after each comparison; a stopped
+    measurement's record (`partial`) gives the comparisons kept, when resumable."""
+    git = git_info(ROOT)
+    kept = resumable(partial, rounds, git)
     SEEN_REVISIONS.clear()
-    doc = dict(format=targetfile.FORMAT, rounds=rounds, started=now_iso(), finished=None,
-               git=git_info(ROOT), only=list(only))
-    results, not_measured = [], []
     env = {"SCHEDBENCH_ITERS_PER_US": os.environ.get("SCHEDBENCH_ITERS_PER_US", "")}
+    if kept:
+        for b, revs in (partial.get("revisions") or {}).items():
+            SEEN_REVISIONS.setdefault(b, set()).update(revs)
+        env.update(partial.get("env") or {})
+        print(f"targets: resuming: {len(kept)} comparison(s) kept from the stopped "
+              f"measurement", flush=True)
+    doc = dict(format=targetfile.FORMAT, rounds=rounds, started=now_iso(), finished=None,
+               git=git, only=list(only), env=env)
+
+    def record(results, not_measured=()):
+        doc.update(comparisons=list(results), not_measured=list(not_measured),
+                   revisions={b: sorted(r) for b, r in sorted(SEEN_REVISIONS.items())})
+        return doc
+
+    t = Session(rounds, env, log_dir, [c for c in kept if c["comparison"] in only],
+                save=(lambda results: save(record(results))) if save else None)
+    not_measured = []
     for what in only:
+        t.comparison = what
         try:
-            if what in ("imbalance", "flush", "article-ws") and not env["SCHEDBENCH_ITERS_PER_US"]:
-                rate = bench("build/chaselev/bench", 1, "^imbalance/imbalance:0/", "0.01")
+            if what in NEED_ITERS and not env["SCHEDBENCH_ITERS_PER_US"]:
+                rate = t.bench(OURS, 1, "^imbalance/imbalance:0/", "0.01")
                 env["SCHEDBENCH_ITERS_PER_US"] = repr(next(iter(rate.values()))[1]["iters_per_us"])
-            MEASURES[what](rounds, results, env)
+            MEASURES[what](t)
         except (OSError, RuntimeError, KeyError, StopIteration, subprocess.SubprocessError) as e:
             why = str(e) or type(e).__name__
             print(f"{what:10s} could not be measured: {why}", flush=True)
             not_measured.append(dict(comparison=what, why=why))
-    doc.update(finished=now_iso(), comparisons=results, not_measured=not_measured,
-               revisions={b: sorted(r) for b, r in sorted(SEEN_REVISIONS.items())})
+    record(t.results, not_measured)
+    doc["finished"] = now_iso()
     return doc
 
 

@@ -17,6 +17,26 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(HERE, "fixtures")
 RUN_PY = os.path.join(ROOT, "run.py")
 
+
+
+def _fake_bench_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fake_bench", os.path.join(FIXTURES, "fake_bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_FAKE_BENCH = _fake_bench_module()
+
+
+def policy_words(variant):
+    """What `bench --policy` prints for a variant of this name (fixtures/fake_bench.py's
+    table, as the real variants do: the pools never steal), for the contexts of runs a
+    test writes by hand: the report reads the pools from them (roles.py)."""
+    return _FAKE_BENCH.POLICIES.get(variant, _FAKE_BENCH.STEALING)
+
+
 FAKE_MAKEFILE = """\
 list-variants:
 \t@printf '%s\\n' chaselev static threadpool

@@ -11,6 +11,8 @@ import pytest
 from harness.driver import answers, article, families
 from harness.driver.rundata import load_run
 
+from conftest import policy_words
+
 
 # ---- the ideal ----------------------------------------------------------------------
 
@@ -90,7 +92,8 @@ def write_run(root, workers=2, simulated=False, model=None):
         path = os.path.join(run_dir, "raw", v, f"workers-{workers}", "article.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            json.dump({"context": {"variant": v, "workers": str(workers), "git_rev": "abc"},
+            json.dump({"context": {"variant": v, "workers": str(workers), "git_rev": "abc",
+                                   "policy": policy_words(v)},
                        "benchmarks": benches}, f)
     meta = {"run_id": run_id, "git": {"rev": "abc", "dirty": False}}
     if simulated:

@@ -12,6 +12,7 @@ import pytest
 
 from harness.driver import build, config
 from harness.driver import refcheck
+from harness.driver.roles import POOL_KINDS, Roles
 
 from conftest import ROOT
 
@@ -139,10 +140,20 @@ def test_every_variants_option_in_the_docs_names_real_variants(tree):
             assert set(listed.split(",")) <= known, (rel, listed)
 
 
-def test_baselines_and_claim_workload_exist(tree):
-    assert set(config.BASELINES) <= set(tree.variants)
+def test_the_docs_name_the_pools_the_policies_make(tree):
+    # the baselines are the variants whose policy never steals (roles.py), and
+    # plots/README.md names exactly those
+    policies = {v: tree.policy(v) for v in tree.variants}
+    if not all(policies.values()):
+        pytest.skip("the benches are not built (make all): their policies are unknown")
+    pools = Roles(policies).pools()
+    assert len(pools) >= 3, pools      # a global queue, a round-robin split, per-thread queues
+    assert {Roles(policies).kind(v)[0] for v in pools} == {k[0] for k in POOL_KINDS}
     listed = section("plots/README.md", r"; baselines (.*?) when the run has them")
-    assert names(listed, {"and"}) == set(config.BASELINES)
+    assert names(listed, {"and"}) == set(pools)
+
+
+def test_the_claim_workload_exists(tree):
     assert config.CLAIM_WORKLOAD in tree.workloads
     assert config.CALIBRATION_FILTER.startswith(f"^{config.CLAIM_WORKLOAD}/")
 

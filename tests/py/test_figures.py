@@ -48,7 +48,8 @@ def figures():
         if r.usable:
             med[(r.variant, r.workers, r.benchmark)] = dict(
                 time_s=r.median(), work_s=r.median() * 0.9, span_s=r.median() * 0.01)
-    figs = all_figures(small) + all_figures(rich, sim) + simfigs.simulated_speedup_plots(med, "box8")
+    figs = all_figures(small) + all_figures(rich, sim) + simfigs.simulated_speedup_plots(
+        med, "box8", rich.roles())
     assert {"time", "imbalance", "why", "claim", "heatmap", "sim_speedup"} <= \
         {p.kind for p in figs}
     return figs

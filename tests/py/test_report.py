@@ -26,7 +26,7 @@ def test_report(small_run):
     assert "| imbalance 2, grain_us 100, submitters 2 | 1.08x [" in text
     assert "| scenario | chaselev [95% family-wise interval] |" in text
     # the pools are explained before any table names them
-    assert text.index("`affinity` the per-thread-queue pool") < text.index("| scenario |")
+    assert text.index("`threadpool` the global-queue pool") < text.index("| scenario |")
     # the times at the largest worker count, one row per benchmark; the pools' columns
     # say what each pool is
     assert "| fib/n:20 | 5.3 ms | 7 ms | 8.9 ms |" in text

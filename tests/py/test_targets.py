@@ -81,6 +81,59 @@ def test_measure_records_each_comparison_and_what_could_not_be_measured(monkeypa
                                         why="no Go toolchain (apt-get install golang-go)")]
 
 
+def test_each_pool_is_compared_by_its_placement_not_its_name():
+    # the policy words `bench --policy` prints, for the pools and a stealing variant
+    words = dict(steals=0, keeps_tasks=1, spreads_tasks=1)
+    assert targets.placement(words) == "round-robin"
+    assert targets.placement(dict(words, spreads_tasks=0)) == "home"
+    assert targets.placement(dict(words, keeps_tasks=0, one_queue=1)) is None   # one queue
+    assert targets.placement(dict(words, steals=1)) is None
+
+
+def test_a_stopped_measurement_resumes_keeping_what_it_finished(tmp_path, monkeypatch):
+    """./run.py targets RUN after a stop (Ctrl-C) measures only what the stopped one did
+    not finish: each comparison is saved as it ends; each bench's output is in the log."""
+    rev = head()
+    if not rev:
+        pytest.skip("not a git checkout")
+    monkeypatch.setattr(targets, "git_info", lambda root: dict(rev=rev, code_dirty=[]))
+    calls = []
+
+    def fake_bench(binary, workers, name_re, *a, log=None, **k):
+        calls.append(binary)
+        with open(log, "a") as f:
+            f.write(f"ran {binary}\n")
+        if "fib" in name_re and len(calls) > 4:
+            raise KeyboardInterrupt        # stopped in fib's second comparison
+        name = "switch/roundtrip" if "switch" in name_re else "fib/n:30/real_time"
+        return {name: (1000.0 + len(calls), {})}
+    monkeypatch.setattr(targets, "bench", fake_bench)
+    saved = []
+    logs = str(tmp_path / "logs")
+    with pytest.raises(KeyboardInterrupt):
+        targets.measure(["switch", "fib"], 1, log_dir=logs, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    partial = saved[-1]
+    assert [c["what"] for c in partial["comparisons"]] == [
+        "jump_fcontext round trip vs Boost.Context (ns)",
+        "fib(30), chaselev vs oneTBB task_group, 1 worker(s)"]
+    assert not partial["finished"]
+    with open(os.path.join(logs, "switch.log")) as f:
+        text = f.read()
+    assert text.startswith("ran build/chaselev/bench\n") and "boost_switch" in text
+    calls.clear()
+    monkeypatch.setattr(targets, "bench", lambda binary, workers, name_re, *a, log=None, **k:
+                        calls.append(name_re) or {"fib/n:30/real_time": (7.0, {}),
+                                                  "switch/roundtrip": (7.0, {})})
+    doc = targets.measure(["switch", "fib"], 1, log_dir=logs, partial=partial)
+    assert targetfile.problem(doc) is None
+    assert calls == ["^fib/n:30/", "^fib/n:30/"]        # only fib at 2 workers, a side each
+    assert [c["ours"] for c in doc["comparisons"]] == [[1001.0], [1003.0 / 1e6], [7.0 / 1e6]]
+    # of other rounds (or other code) nothing is kept
+    calls.clear()
+    targets.measure(["switch"], 2, partial=partial)
+    assert len(calls) == 4
+
+
 def test_an_unknown_comparison_is_named():
     with pytest.raises(UsageError, match="unknown comparison 'nope'"):
         targets.check_only(["fib", "nope"])
@@ -187,11 +240,11 @@ def test_imbalance_targets_follow_each_scenarios_ideal():
     placement of the same tasks (plus 10%), so a balanced scenario asks for parity and a
     single submitter on the per-thread-queue pool for half its time."""
     one = "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0/real_time"
-    assert targets.imbalance_target(one, "affinity") == pytest.approx(0.55)
-    assert targets.imbalance_target(one, "static") == pytest.approx(1.10)
-    assert targets.imbalance_target(one, "tbb") == 1.0
+    assert targets.imbalance_target(one, "home") == pytest.approx(0.55)
+    assert targets.imbalance_target(one, "round-robin") == pytest.approx(1.10)
+    assert targets.imbalance_target(one, None) == 1.0          # a balancer: oneTBB
     four = one.replace("imbalance:0", "imbalance:2").replace("submitters:1", "submitters:4")
-    assert 1.0 < targets.imbalance_target(four, "affinity") <= 1.10   # homes spread the shares
+    assert 1.0 < targets.imbalance_target(four, "home") <= 1.10   # homes spread the shares
     late = four.replace("late:0", "late:1")
     times = targets.imbalance_schedule(late, 2)
     assert times["balancer"] == pytest.approx(20005.544 / 2, rel=1e-3)   # the late half fits

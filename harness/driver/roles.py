@@ -1,0 +1,135 @@
+"""Which part each variant plays in a run's report, read from what its policy does, never
+from its name (the variants folder is the only list of variants).
+
+Every bench prints its policy (`bench --policy`, bthread_get_policy in bthread.h) and
+records it in each JSON context as "policy": "steals=0 keeps_tasks=1 ...".  From it:
+
+  the pools       the variants that never steal: the baselines of the article's claim
+                  (a traditional thread pool), each named by how it places a task
+                  (POOL_KINDS): one shared queue, a round-robin split, per-thread queues
+  the article's   the pool whose threads keep queues of their own (the article's
+  pool            traditional pool, seed 003)
+  deactivating    the variants that park workers for good when work is scarce (their
+                  own comparison in families.py)
+
+A run records its variants' policies (the raw files' contexts; a simulated run's
+meta.json "policies", written by simulate.start_sim from the tree's benches); a run that
+recorded none falls back to the tree's build (Build.policy), and a variant whose policy is
+known nowhere plays no part."""
+
+from .config import UsageError
+
+# (the policy property that makes a pool of this kind, its name in sentences, in table
+# headers, what it does): a pool takes the first kind whose property it has, in this order, which is
+# also the reports' order of the pools
+POOL_KINDS = (("one_queue", "the global-queue pool", "global queue",
+               "one locked FIFO for every worker"),
+              ("spreads_tasks", "the round-robin pool", "round-robin",
+               "new tasks dealt to the workers in turn, never moved"),
+              ("keeps_tasks", "the per-thread-queue pool", "per-thread queues",
+               "each submitter's tasks stay on its own worker's queue, never moved"))
+ARTICLE_POOL_KIND = "keeps_tasks"
+
+
+def parse_policy(words):
+    """{"steals": 1, ...} of `bench --policy`'s words ("steals=1 steal_batch=4 ..."); {}
+    of anything else."""
+    if not isinstance(words, str):
+        return {}
+    out = {}
+    for field in words.split():
+        key, sep, value = field.partition("=")
+        try:
+            out[key] = int(value) if sep else None
+        except ValueError:
+            continue
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def pool_kind(policy):
+    """The POOL_KINDS entry of a variant that never steals, or None (a variant that
+    steals, or whose policy is not known)."""
+    if not policy or policy.get("steals", 1):
+        return None
+    return next((k for k in POOL_KINDS if policy.get(k[0])), None)
+
+
+class Roles:
+    """The parts the variants of one run play: {variant: policy dict} in, questions out."""
+
+    def __init__(self, policies):
+        self.policies = {v: p for v, p in policies.items() if p}
+
+    @classmethod
+    def of(cls, contexts, meta=None, build=None, variants=()):
+        """From a run's raw contexts ({variant: context}), else its meta.json "policies",
+        else, for `variants`, the build's benches (`build`: a Build, or None)."""
+        policies = {v: parse_policy(c.get("policy")) for v, c in (contexts or {}).items()}
+        recorded = (meta or {}).get("policies")
+        for v, words in (recorded.items() if isinstance(recorded, dict) else ()):
+            policies[v] = policies.get(v) or parse_policy(words)
+        for v in (variants if build is not None else ()):
+            if not policies.get(v):
+                try:
+                    policies[v] = build.policy(v)      # {} where its bench is not built
+                except UsageError:
+                    policies[v] = {}
+        return cls(policies)
+
+    @classmethod
+    def merged(cls, many):
+        """The roles of several runs drawn together (a measured run and its SIMULATED
+        companion): each variant's policy from the first run that knows it."""
+        policies = {}
+        for r in many:
+            for v, p in r.policies.items():
+                policies.setdefault(v, p)
+        return cls(policies)
+
+    def kind(self, variant):
+        return pool_kind(self.policies.get(variant))
+
+    def is_pool(self, variant):
+        return self.kind(variant) is not None
+
+    def pools(self, variants=None):
+        """The pools among `variants` (default: every variant known), in POOL_KINDS order."""
+        order = {k[0]: i for i, k in enumerate(POOL_KINDS)}
+        chosen = [v for v in (self.policies if variants is None else variants) if self.is_pool(v)]
+        return sorted(chosen, key=lambda v: (order[self.kind(v)[0]], v))
+
+    def article_pool(self, variants=None):
+        """The article's traditional pool (per-thread queues, never stealing), or None."""
+        return next((v for v in self.pools(variants) if self.kind(v)[0] == ARTICLE_POOL_KIND),
+                    None)
+
+    def deactivating(self, variants=None):
+        """The variants that deactivate workers when work is scarce."""
+        return [v for v in (self.policies if variants is None else variants)
+                if (self.policies.get(v) or {}).get("deactivates")]
+
+    def words(self, variant):
+        """'the per-thread-queue pool', or the variant id for any other variant."""
+        kind = self.kind(variant)
+        return kind[1] if kind else variant
+
+    def short(self, variant):
+        """'per-thread queues' (a table's header), or the variant id."""
+        kind = self.kind(variant)
+        return kind[2] if kind else variant
+
+    def does(self, variant):
+        """What a pool does with a task, in words ('' for any other variant)."""
+        kind = self.kind(variant)
+        return kind[3] if kind else ""
+
+    def pool_name(self, variant):
+        """'the per-thread-queue pool (`affinity`)', or '`variant`'."""
+        return f"{self.words(variant)} (`{variant}`)" if self.is_pool(variant) else f"`{variant}`"
+
+    def column_name(self, variant, reference=False):
+        """A variant as a table's column or row names it: a pool with what it is, a
+        reference row marked as one."""
+        if self.is_pool(variant):
+            return f"{variant} ({self.short(variant)})"
+        return f"{variant} (ref)" if reference else variant
