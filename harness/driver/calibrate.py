@@ -15,7 +15,8 @@ and say so (no pair of workers is ever charged at that level on this topology).
 
 Last, the scheduler's own plain code (code_access per charged atomic access, code_switch
 per switch): the only costs not measured by a loop of one operation.  They are fitted
-from two real benchmarks of `chaselev` at 1 worker (build/chaselev/bench: yield with two
+from two real benchmarks of the representative variant (config.REPRESENTATIVE, `chaselev`)
+at 1 worker (its build/<variant>/bench: yield with two
 bthreads, where every item is a switch, and fib(25), where almost none is): the measured
 time per item minus the simulated one without these two costs, divided between the
 accesses and the switches the simulation counts per item (two equations, two unknowns).
@@ -34,7 +35,7 @@ import time
 
 from . import simmodel as modelmod
 from .commands import bench_argv, simbench_argv
-from .config import ROOT
+from .config import REPRESENTATIVE, ROOT
 from .files import atomic_write_json, atomic_write_text
 from .gbjson import load_gb_file
 ROUNDS = 3
@@ -228,8 +229,8 @@ def _simulated_per_item(simbench, flat, workload, args, tmp):
 
 def code_costs(doc, src, echo=print):
     """Fill doc's costs_ns.code_access and code_switch (see the top of this file)."""
-    bench = os.path.join(ROOT, "build", "chaselev", "bench")
-    simbench = os.path.join(ROOT, "build-sim", "chaselev", "simbench")
+    bench = os.path.join(ROOT, "build", REPRESENTATIVE, "bench")
+    simbench = os.path.join(ROOT, "build-sim", REPRESENTATIVE, "simbench")
     for need, how in ((bench, "make"), (simbench, "make sim")):
         if not os.path.exists(need):
             raise modelmod.ModelError("%s is missing: run `%s` first" % (need, how))
@@ -256,13 +257,13 @@ def code_costs(doc, src, echo=print):
     how = "; ".join("%s: measured %.1f ns/item, simulated without code %.1f ns/item, %.1f "
                     "accesses and %.3f switches per item" % (name, real, sim, acc, jumps)
                     for (_, acc, jumps, real, sim), (_, _, name) in zip(rows, CODE_BENCH))
-    fit = ("fitted by ./run.py calibrate from build/chaselev/bench at 1 worker (median of 5) "
-           "and the simulation without the two code costs: " + how +
+    fit = ("fitted by ./run.py calibrate from build/%s/bench at 1 worker (median of 5) "
+           "and the simulation without the two code costs: " % REPRESENTATIVE + how +
            " (these two benchmarks are in-sample in validation); " + src)
     doc["costs_ns"]["code_access"] = {"value": round(ca, 3), "source": fit}
     doc["costs_ns"]["code_switch"] = {"value": round(cs, 3), "source": fit}
     # the fit's two measurements, for validate's drift check: the same benchmarks in a
     # later real run measure how far the host moved since this calibration
-    doc["code_fit"] = {"variant": "chaselev", "workers": 1, "measured_s": measured,
+    doc["code_fit"] = {"variant": REPRESENTATIVE, "workers": 1, "measured_s": measured,
                        "source": "median seconds per iteration of 5 repetitions; " + src}
     echo("calibrate: scheduler code: %.2f ns per access, %.2f ns per switch" % (ca, cs))
