@@ -287,12 +287,16 @@ def answers_block(data, sims, root):
         # README names them, the report lists them
         shown = dict(doc, comparisons=[c for c in doc["comparisons"]
                                        if c["comparison"] not in README_LEFT_TO_REPORT])
-        left = len(doc["comparisons"]) - len(shown["comparisons"])
+        left = [c for c in doc["comparisons"] if c["comparison"] in README_LEFT_TO_REPORT]
+        # whom they compare against: the end of each row's "<scenario> vs <row>"
+        against = list(dict.fromkeys(c["what"].rsplit(" vs ", 1)[-1] for c in left))
+        against = [f"`{a}`" if a != "tbb" else "oneTBB" for a in against]
         lines += ["Against what users would pick (oneTBB, Go, Boost.Context, the textbook "
                   "mutex+condvar pool; harness/ref/README.md says how each is built): "
                   + targetfile.summary(doc, errors_beside(data.run_dir))
-                  + (f"; the {left} imbalance comparisons (per scenario, against `static`, "
-                     f"`affinity` and oneTBB) are in the report's \"Against what users would "
+                  + (f"; the {len(left)} imbalance comparisons (per scenario, against "
+                     f"{', '.join(against[:-1])}{' and ' if len(against) > 1 else ''}"
+                     f"{against[-1]}) are in the report's \"Against what users would "
                      f"pick\"" if left else "") + ".", "",
                   format_table(targetfile.TABLE_HEADERS,
                                targetfile.table_rows(shown, errors_beside(data.run_dir)),
