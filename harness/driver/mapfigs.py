@@ -44,7 +44,7 @@ def shade(colour, margin):
 
 def cell_text(cell):
     m = cell.margin
-    text = f"+{(m - 1) * 100:.0f}%" if m < 10 else f"x{m:.0f}"
+    text = f"{(m - 1) * 100:+.0f}%" if m < 10 else f"x{m:.0f}"
     return text + MARK.get(cell.verdict, "")
 
 

@@ -207,9 +207,9 @@ USER_DOCS = ["README.md", "harness/sim/README.md", "results/validation/README.md
 LINE_LIMITS = {"README.md": 180, "harness/sim/README.md": 250,
                "results/validation/README.md": 160}
 
-# a run id names a run only as a path, results/<id>/ or results/validation/<sim-run>.md;
-# a list under "## Published runs" may name them bare
-RUN_PATH = r"\bresults/(?:[\w.-]+/)*[\w.-]*\b20\d{6}-\d{6}\b[\w.-]*/?"
+# a run id names a run only as a path, results/<id>/ (its figures plots/<id>/) or
+# results/validation/<sim-run>.md; a list under "## Published runs" may name them bare
+RUN_PATH = r"\b(?:results|plots)/(?:[\w.-]+/)*[\w.-]*\b20\d{6}-\d{6}\b[\w.-]*/?"
 RUN_ID = r"\b(?:sim-[\w]+-)?20\d{6}-\d{6}\b"
 
 

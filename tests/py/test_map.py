@@ -293,3 +293,13 @@ def test_a_map_of_uncommitted_code_is_not_published(small_map, tmp_path):
     assert p.returncode == 2 and "the map cannot be published: " in p.stderr
     assert os.path.isdir(os.path.join(out, "measured", "logs"))
     assert os.path.isdir(os.path.join(out, "sim-epyc16", "logs"))
+
+
+def test_a_cell_prints_its_margin_with_its_own_sign():
+    # a measured margin is the Hodges-Lehmann estimate, which can fall below 1 where the
+    # winner (lowest median) is within noise of its runner-up: "-1%", never "+-1%"
+    from types import SimpleNamespace
+    from harness.driver.mapfigs import cell_text
+    assert cell_text(SimpleNamespace(margin=1.16, verdict=mapcells.ROBUST)) == "+16%"
+    assert cell_text(SimpleNamespace(margin=0.99, verdict=mapcells.FRAGILE)) == "-1%~"
+    assert cell_text(SimpleNamespace(margin=12.0, verdict=mapcells.ROBUST)) == "x12"
