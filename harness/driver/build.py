@@ -8,6 +8,7 @@ import sys
 
 from .config import BUNDLE_MARKER, FULL_ENV, PROG, UsageError
 from .proc import last_line, run_capture
+from .roles import parse_policy
 
 
 def read_bundle_marker(root):
@@ -112,7 +113,7 @@ class Build:
         if rc != 0:
             raise UsageError(f"{os.path.relpath(binary, self.root)} --policy failed: "
                              f"{last_line(err or out)}")
-        return {k: int(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
+        return parse_policy(out)
 
     def list_benchmarks(self, binary, full):
         """The benchmark names the binary lists (`--benchmark_list_tests`), in its order."""

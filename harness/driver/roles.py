@@ -39,11 +39,9 @@ def parse_policy(words):
     out = {}
     for field in words.split():
         key, sep, value = field.partition("=")
-        try:
-            out[key] = int(value) if sep else None
-        except ValueError:
-            continue
-    return {k: v for k, v in out.items() if v is not None}
+        if sep and value.lstrip("-").isdigit():
+            out[key] = int(value)
+    return out
 
 
 def pool_kind(policy):

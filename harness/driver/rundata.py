@@ -130,19 +130,22 @@ class RunData:
         from the policies the run recorded, else those of the run `beside` it (a
         simulated companion's measured run), else the tree's build."""
         from .roles import Roles
-        if beside is not None:
-            mine = Roles.of(self.contexts, self.meta)
-            return Roles.merged([mine, beside.roles()]) if set(self.variants()) - set(
-                mine.policies) else mine
-        if self._roles is None:
+        if beside is None and self._roles is not None:
+            return self._roles
+        recorded = Roles.of(self.contexts, self.meta)
+        refs = {r.variant for r in self.results if r.reference}
+        missing = [v for v in self.variants() if v not in recorded.policies and v not in refs]
+        if not missing:
+            roles = recorded
+        elif beside is not None:
+            roles = Roles.merged([recorded, beside.roles()])
+        else:
             from .build import Build     # the fallback only: build imports this module's peers
-            recorded = Roles.of(self.contexts, self.meta)
-            missing = [v for v in self.variants() if v not in recorded.policies
-                       and not any(r.reference for r in self.results if r.variant == v)]
             root = os.path.dirname(os.path.dirname(os.path.abspath(self.run_dir)))
-            self._roles = Roles.of(self.contexts, self.meta, Build(root), missing) \
-                if missing else recorded
-        return self._roles
+            roles = Roles.of(self.contexts, self.meta, Build(root), missing)
+        if beside is None:
+            self._roles = roles
+        return roles
 
     def index(self):
         """{benchmark: {(variant, workers): Result}} over usable results."""
