@@ -1467,10 +1467,12 @@ int bthread_join(bthread_t tid, void **ret)
     task_t *cur = core_current_suspendable();
     worker_t *w = tls_worker;
     /* Still at the bottom of our own queue and never started: run it here, inline.
-     * Only once it is ours again may we look at its stack (a worker that ran it before
-     * wrote that field); one that already ran goes back where it was. */
-    if (cur && t->stack_type != BTHREAD_STACKTYPE_PTHREAD && RQ_TAKE_BACK(w, t)) {
-        if (!t->stack) {
+     * Only once it is ours again may we read its fields: until then its slot may have
+     * ended and been reused by another worker's start, which writes them.  One that
+     * already ran (it has a stack), or one that asks for a pthread's stack, goes back
+     * where it was. */
+    if (cur && RQ_TAKE_BACK(w, t)) {
+        if (!t->stack && t->stack_type != BTHREAD_STACKTYPE_PTHREAD) {
             run_inline(w, cur, t);
             return 0;
         }

@@ -3,9 +3,9 @@
  * (fnrt.h): pool.c (the textbook pool) and ws.c (the work-stealing article's scheduler)
  * link this file and differ only in how they queue and run a task.
  *
- * A task is a ref_task_t in the run's array (fn, argument, index), filled by its
- * submitter just before it is started; the runtime queues it by value (pool) or by
- * pointer (ws).  A task cannot wait here (a runtime thread that blocks is a worker taken
+ * A task is a ref_task_t (fn, argument, index), filled by its submitter just before it
+ * is started: in one reused window for a runtime that copies it (pool), in the run's
+ * array for one that queues a pointer to it (ws); see task_records.  A task cannot wait here (a runtime thread that blocks is a worker taken
  * out), so a task that submits others (a submitter placed on a worker) returns at once,
  * and the calling thread waits for every task on a latch.  fib is not offered: its
  * parent task would have to wait for its children.
@@ -97,16 +97,32 @@ static int run_result(wl_run_t *out, int rc, uint64_t sum, long items)
     return rc;
 }
 
-/* Start tasks [first, last) of ts, each fn(ctx, i), `batch` at a time (0 or 1: one). */
+/* The records of n tasks: an array, when the runtime queues pointers to them; none (NULL,
+ * and 0) when it copies each task (fnrt_copies): submit_range then fills a reused window,
+ * so that a copying runtime's submitter writes no fresh memory per task.  ENOMEM. */
+static int task_records(long n, ref_task_t **ts)
+{
+    *ts = fnrt_copies ? NULL : malloc((size_t)n * sizeof **ts);
+    return fnrt_copies || *ts ? 0 : ENOMEM;
+}
+
+enum { SUBMIT_WINDOW = 64 }; /* a copying runtime's batches: at most this many at once */
+
+/* Start tasks [first, last), each fn(ctx, i), `batch` at a time (0 or 1: one), their
+ * records in ts (task_records') or, ts NULL, in one reused window. */
 static void submit_range(ref_task_t *ts, long first, long last, long batch, ref_fn *fn,
                          void *ctx)
 {
+    ref_task_t window[SUBMIT_WINDOW];
     long k = batch > 1 ? batch : 1;
+    if (!ts && k > SUBMIT_WINDOW)
+        k = SUBMIT_WINDOW;
     for (long i = first; i < last; i += k) {
         long m = last - i < k ? last - i : k;
-        for (long j = i; j < i + m; j++)
-            ts[j] = (ref_task_t){.fn = fn, .ctx = ctx, .i = j};
-        fnrt_submit(&ts[i], m);
+        ref_task_t *rec = ts ? &ts[i] : window;
+        for (long j = 0; j < m; j++)
+            rec[j] = (ref_task_t){.fn = fn, .ctx = ctx, .i = i + j};
+        fnrt_submit(rec, m);
     }
 }
 
@@ -238,8 +254,8 @@ int ref_spawn(const long *args, wl_run_t *out)
     long n = args[0];
     if (n < 1)
         return EINVAL;
-    ref_task_t *ts = malloc((size_t)n * sizeof *ts);
-    if (!ts)
+    ref_task_t *ts;
+    if (task_records(n, &ts) != 0)
         return ENOMEM;
     struct spawn_run r;
     atomic_init(&r.sum, 0);
@@ -290,8 +306,7 @@ int ref_imbalance(const long *args, wl_run_t *out)
                 .delay_ns = wl_imbalance_delay_ns(&r.p, fnrt_workers()),
                 .share = imb_share, .ctx = &r};
     r.sums = calloc((size_t)r.p.tasks, sizeof *r.sums);
-    r.ts = malloc((size_t)r.p.tasks * sizeof *r.ts);
-    int rc = r.sums && r.ts ? 0 : ENOMEM;
+    int rc = task_records(r.p.tasks, &r.ts) == 0 && r.sums ? 0 : ENOMEM;
     if (rc == 0) {
         latch_init(&r.done, r.p.tasks);
         if ((rc = subs_run(&g)) != 0) /* then no task was started */
@@ -329,8 +344,8 @@ int ref_granularity_step(int g, long tasks, uint64_t iters, uint64_t *sum)
 {
     struct gran_run r = {.g = g, .iters = iters};
     r.sums = calloc((size_t)tasks, sizeof *r.sums);
-    ref_task_t *ts = malloc((size_t)tasks * sizeof *ts);
-    if (!r.sums || !ts) {
+    ref_task_t *ts = NULL;
+    if (!r.sums || task_records(tasks, &ts) != 0) {
         free(r.sums);
         free(ts);
         return ENOMEM;
@@ -381,8 +396,7 @@ static void grain_share(subs_t *g, long s)
 static int grain_run(struct grain_run *r, subs_t *g, bool spin, bool wave, wl_run_t *out)
 {
     r->terms = calloc((size_t)r->n, sizeof *r->terms);
-    r->ts = malloc((size_t)r->n * sizeof *r->ts);
-    int rc = r->terms && r->ts ? 0 : ENOMEM;
+    int rc = task_records(r->n, &r->ts) == 0 && r->terms ? 0 : ENOMEM;
     uint64_t end = 0;
     long colocated = 0;
     if (rc == 0) {

@@ -2,9 +2,11 @@
  * fnrt.h -- a function-pointer task runtime: the reference rows whose task is a function
  * and its argument (pool.c, the textbook pool; ws.c, the work-stealing article's own
  * scheduler) implement these few calls, and fn_workloads.c writes ref.h's workloads once
- * over them (spawn, imbalance, granularity, article, spawn_batch).  A task is never
- * copied by the runtime that queues a pointer to it: it lives in the workload's array
- * until it has run.  C only.
+ * over them (spawn, imbalance, granularity, article, spawn_batch).  A runtime either
+ * copies each task as it is submitted (fnrt_copies: the pool's ring of values), and the
+ * workload then fills one small reused window, or queues a pointer to it (the article's
+ * scheduler), and the task then lives in the workload's array until it has run: neither
+ * pays for the other's way.  C only.
  */
 #ifndef SCHEDBENCH_FNRT_H
 #define SCHEDBENCH_FNRT_H
@@ -19,6 +21,10 @@ typedef struct ref_task {
     long i;
     struct ref_task *next; /* the runtime's, while the task waits in a list */
 } ref_task_t;
+
+/* true: fnrt_submit and fnrt_submit_on copy every task before they return, so the caller
+ * may reuse its records at once; false: a task's record must stay put until it has run. */
+extern const bool fnrt_copies;
 
 /* The worker count in use (ref_init's). */
 int fnrt_workers(void);

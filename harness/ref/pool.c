@@ -59,6 +59,8 @@ int ref_fib(const long *args, wl_run_t *out)
 
 /* ---- the function-pointer runtime (fnrt.h) ---------------------------------------- */
 
+const bool fnrt_copies = true; /* the ring holds (fn, ctx, i) by value */
+
 int fnrt_workers(void) { return pool.workers; }
 
 /* One task at a time (the textbook pool has no batches); when the ring cannot grow the

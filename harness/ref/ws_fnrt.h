@@ -11,6 +11,8 @@
 
 static ws_sched_t ws_rt;
 
+const bool fnrt_copies = false; /* its deques hold pointers to the records */
+
 int fnrt_workers(void) { return ws_rt.n; }
 void fnrt_submit(ref_task_t *ts, long k) { ws_submit(&ws_rt, ts, k); }
 void fnrt_submit_on(int w, ref_task_t *t) { ws_submit_on(&ws_rt, w, t); }
