@@ -94,7 +94,7 @@ struct task {
     int home;                    /* the worker it last ran on (READY_HOME variants) */
     int saved_errno;
     spinlock_t wait_lock;        /* the version moves under it (core_task_lock) */
-    _Atomic int joiners;         /* joiners announced; task_end wakes only if > 0 */
+    _Atomic int joiners;         /* joiners announced under wait_lock; task_end wakes if > 0 */
     bool borrowed_stack;         /* running inline on its joiner's stack */
     _Atomic bool interrupted;    /* set by bthread_interrupt/_stop under wait_lock */
     _Atomic bool stopped;        /* set by bthread_stop under wait_lock */

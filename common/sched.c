@@ -998,23 +998,22 @@ static worker_t *task_end(worker_t *w, task_t *t)
     /* counted before the end is published: a joiner that returns sees the count (the
      * version store below releases it), so a test may read the stats after a join */
     STAT_INC(w, tasks_run);
-    /* seq_cst exchange then seq_cst load, against bthread_join's seq_cst increment then
-     * load of the version: either we see the joiner and wake it, or it sees the new
-     * version and does not wait.  Most tasks have no joiner waiting and skip the lock.
-     * An exchange, not a seq_cst store: the same `xchg` on x86-64 (what compilers emit
-     * for a seq_cst store), but qemu-user runs aarch64's stlr-then-ldar on an x86 host
-     * as two plain movs with its barriers outside the pair, so the load could pass the
-     * store there (a rare lost join wake-up under `make test`'s aarch64 run); an RMW is
-     * a locked host instruction, a full barrier, under qemu too. */
     uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
     uint32_t next = v == UINT32_MAX ? VERSION_RETIRED : v + 1; /* see section 1 */
-    /* Under wait_lock: bthread_stop and bthread_interrupt check the version and write
-     * the flags under it (core_task_lock), so they either reach this incarnation before
-     * it ends (the flags are reset below) or see it ended; never the slot's next task. */
+    /* The version moves under wait_lock: bthread_stop and bthread_interrupt check it and
+     * write the flags under the lock (core_task_lock), so they either reach this
+     * incarnation before it ends (the flags are reset below) or see it ended, never the
+     * slot's next task; and bthread_join announces itself under it, so either we count
+     * the joiner here and wake it, or it sees the new version and does not wait.  The
+     * lock's one RMW is the end's only locked instruction (no store-load fence: the
+     * critical sections order both sides, under qemu-user's aarch64 too).  release:
+     * a joiner's acquire load of the new version sees the task's effects (and the count
+     * above); most tasks have no joiner and make no wake call. */
     spin_lock(&t->wait_lock);
-    atomic_exchange_explicit(&t->join_bx.value, (int)next, memory_order_seq_cst);
+    atomic_store_explicit(&t->join_bx.value, (int)next, memory_order_release);
+    const int joiners = atomic_load_explicit(&t->joiners, memory_order_relaxed);
     spin_unlock(&t->wait_lock);
-    if (atomic_load_explicit(&t->joiners, memory_order_seq_cst))
+    if (joiners)
         butex_wake_all(&t->join_bx);
     /* reset the run-time fields for the slot's next task here, where the line is local
      * (relaxed: the slot's next owner gets it through the free list's ordering; a
@@ -1480,9 +1479,18 @@ int bthread_join(bthread_t tid, void **ret)
             spill(w, t);
     }
     uint32_t version = (uint32_t)(tid >> 32);
+    /* announced under wait_lock, where task_end moves the version (see there) */
+    spin_lock(&t->wait_lock);
+    const bool alive =
+        (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed) == version;
+    if (alive)
+        atomic_fetch_add_explicit(&t->joiners, 1, memory_order_relaxed);
+    spin_unlock(&t->wait_lock);
+    if (!alive)
+        return 0;
     const int saved_errno = errno; /* the wait's EWOULDBLOCK or EINTR is not the caller's */
-    atomic_fetch_add_explicit(&t->joiners, 1, memory_order_seq_cst); /* see task_end */
-    while ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_seq_cst) == version)
+    /* acquire: pairs with task_end's release of the new version */
+    while ((uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_acquire) == version)
         butex_wait(&t->join_bx, (int)version, NULL); /* EWOULDBLOCK once it ends */
     errno = saved_errno;
     return 0;

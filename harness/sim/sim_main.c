@@ -20,7 +20,8 @@
  * Exit status: 0; 1 if a run failed or gave a wrong answer; 2 for bad input;
  * 3 for a stall (every simulated thread blocked: see sim_engine.c).
  * The output is a function of (binary, model, arguments, seed) only: bit for bit (also
- * of no environment variable: see export_settings).
+ * of no environment variable: see export_settings; nor of where the kernel maps memory:
+ * see fixed_layout).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
+#include <unistd.h>
 
 #include "bthread.h"
 #include "sched_stats.h"
@@ -46,6 +49,7 @@ static struct {
     int nargs;
     unsigned long seed;
 } opt = {.reps = 5};
+static bool layout_fixed; /* fixed_layout's answer */
 
 static void usage_exit(const char *msg, const char *arg)
 {
@@ -198,6 +202,7 @@ static void write_json(FILE *f)
     fprintf(f, "    \"compiler\": \"simulation build\",\n    \"cflags\": \"-DSB_SIM\",\n");
     fprintf(f, "    \"git_rev\": \"%s\",\n    \"sizes\": \"bench\",\n", SCHEDBENCH_GIT_REV);
     fprintf(f, "    \"placement\": \"simulated: worker i on PU i\",\n");
+    fprintf(f, "    \"address_layout\": \"%s\",\n", layout_fixed ? "fixed" : "randomized");
     fprintf(f, "    \"sim_accesses\": %" PRIu64 ",\n    \"sim_transfers\": %" PRIu64 ",\n",
             sim_stats.accesses, sim_stats.transfers);
     fprintf(f, "    \"sim_thread_switches\": %" PRIu64 ",\n    \"sim_threads\": %d\n  },\n",
@@ -296,9 +301,31 @@ static void export_settings(char **defs, int ndefs)
     environ = env;
 }
 
+/* Addresses decide which accesses share a cache line, where a stride walks and which
+ * slot a table gives a line, so a run is a function of its inputs only if memory is laid
+ * out the same way each time: with address-space randomization, one run in three of a
+ * 2-worker fib on threadpool differed from the others by a line transfer.  So simbench
+ * turns randomization off for itself and starts again (what `setarch -R` does), before
+ * anything is simulated.  Where the kernel refuses (a seccomp profile may), it goes on
+ * with a note; the context's address_layout says which.  Returns true: fixed. */
+static bool fixed_layout(char **argv)
+{
+    int cur = personality(0xffffffff);
+    if (cur != -1 && (cur & ADDR_NO_RANDOMIZE))
+        return true;
+    if (cur != -1 && personality((unsigned long)cur | ADDR_NO_RANDOMIZE) != -1) {
+        execv("/proc/self/exe", argv);
+        personality((unsigned long)cur); /* exec failed: back as we were */
+    }
+    fprintf(stderr, "simbench: cannot turn address randomization off (%s): a rerun may "
+                    "differ in its last digits\n", strerror(errno));
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     const char *args = NULL;
+    layout_fixed = fixed_layout(argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--list") == 0) {
