@@ -89,6 +89,39 @@ def test_the_presented_run_measured_the_current_code(run_id):
                          f"since ({', '.join(changed[:5])}): republish")
 
 
+def readme_maps():
+    """Every policy map README.md links (results/map-<id>/ with a map.json)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    ids = []
+    for map_id in re.findall(r"results/(map-[\w.-]+)/", text):
+        if map_id not in ids and os.path.exists(os.path.join(ROOT, "results", map_id, "map.json")):
+            ids.append(map_id)
+    return ids
+
+
+@pytest.mark.parametrize("map_id", readme_maps())
+def test_a_presented_map_is_of_the_current_code_or_names_its_revision(map_id):
+    # a map costs hours to remeasure, so it may stay behind the code for a while, but
+    # never silently: its runs were all made at one revision, and if the measured code
+    # (or the simulator) has changed since, README names that revision beside it
+    if tree("HEAD", "common") is None:
+        pytest.skip("not a git checkout: cannot compare the code")
+    revs = set()
+    for meta_path in glob.glob(os.path.join(ROOT, "results", map_id, "*", "meta.json")):
+        with open(meta_path, encoding="utf-8") as f:
+            revs.add(((json.load(f).get("git") or {}).get("rev")))
+    assert len(revs) == 1 and None not in revs, f"results/{map_id}: runs of {sorted(map(str, revs))}"
+    rev = revs.pop()
+    if tree(rev, "common") is None:
+        pytest.skip(f"revision {rev} of results/{map_id} is not in this clone (shallow?)")
+    if code_changes(rev, simulated=True):
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        assert f"at {rev[:8]}" in text, (f"results/{map_id} was made at {rev[:12]}, before the "
+                                         f"code changed: README must say `at {rev[:8]}` beside it")
+
+
 def code_changes(rev, head="HEAD", simulated=False):
     changed = machine_code_changes(rev, head, simulated)
     assert changed is not None, f"git diff {rev} {head} failed"
