@@ -68,9 +68,8 @@ from .fmt import format_table
 from .gnuplot import Gnuplot, plots_dir, write_plots, write_simulated_plots
 from .proc import Interrupted, stop_signals_interrupt
 from .report import make_plots_and_report
-from .rundata import (filter_results, load_companions, load_run, resolve_run, results_csv,
-                      samples_csv, split_run_spec)
-from .rundir import RunLock
+from .rundata import filter_results, load_companions, load_run, results_csv, samples_csv
+from .rundir import RunLock, resolve_run, split_run_spec
 from .simulate import SimError, finish_sim, make_sim, reopen_sim
 from .sweep import resume_run, start_run, warn_ignored
 from .targets import KNOWN, TARGET_ROUNDS, check_only

@@ -20,7 +20,8 @@ from .publish import cmd_publish as publish_command
 from .publish import run_publishable, update_readme
 from .report import make_plots_and_report
 from .rundata import (TARGETS_KEY, companion_dirs, medians, read_meta, record_meta,
-                      recorded_models, recorded_target_rounds, resolve_run)
+                      recorded_models, recorded_target_rounds)
+from .rundir import resolve_run
 from .simulate import make_sim, start_sim, variants_built
 from .sweep import BenchBackend, command_line, execute_plan, finalize_run, run_spec
 from .targets import KNOWN, PARTIAL, write_into_run

@@ -1,6 +1,7 @@
 """A run's data: one Result per (variant, workers, benchmark), a RunData per
-results/<run-id>/ (loaded and checked), the CSV files merged from it, and how a RUN
-argument (an id, 'latest', a path, RUN:VARIANT) names a run directory."""
+results/<run-id>/ (loaded and checked), the CSV files merged from it, and what a simulated
+run adds (its medians, its bands, the companions a measured run names).  Which directory a
+RUN argument names is rundir.py's."""
 
 import csv
 import dataclasses
@@ -357,53 +358,6 @@ def samples_csv(results):
                 w.writerow([r.variant, int(r.reference), r.workers, r.workload, r.benchmark,
                             e.repetition, metric, fmt_num(value), e.error or ""])
     return out.getvalue()
-
-
-def runs_base(root):
-    return os.path.join(root, "results")
-
-
-def resolve_run(spec, root):
-    """A run directory from a run id, 'latest', or a path."""
-    base = runs_base(root)
-    if spec == "latest":
-        return latest_run(base)
-    for candidate in (spec, os.path.join(base, spec)):
-        if os.path.isdir(candidate) and (os.path.exists(os.path.join(candidate, "meta.json"))
-                                         or os.path.isdir(os.path.join(candidate, "raw"))):
-            return os.path.abspath(candidate)
-    raise UsageError(f"no run '{spec}' (not a run directory, nor an id under {base})")
-
-
-def latest_run(base):
-    """The run under base whose meta.json says it started last."""
-    best = None
-    if os.path.isdir(base):
-        for name in os.listdir(base):
-            if name.startswith("."):   # a run being created (rundir.create_run_dir)
-                continue
-            meta_path = os.path.join(base, name, "meta.json")
-            if os.path.isfile(meta_path):
-                meta = read_json(meta_path)
-                started = meta.get("started", "") if isinstance(meta, dict) else ""
-                started = started if isinstance(started, str) else ""
-                key = (started, os.path.getmtime(meta_path))
-                if best is None or key > best[0]:
-                    best = (key, os.path.join(base, name))
-    if best is None:
-        raise UsageError(f"no runs under {base} yet ('latest' has nothing to name)")
-    return os.path.abspath(best[1])
-
-
-def split_run_spec(spec, root):
-    """'RUN' or 'RUN:VARIANT' -> (run_dir, variant or None)."""
-    head, sep, tail = spec.rpartition(":")
-    if sep and head and tail:
-        try:
-            return resolve_run(head, root), tail
-        except UsageError:
-            pass
-    return resolve_run(spec, root), None
 
 
 # ---- simulated runs: the medians a simulated run's tables and figures use, its bands,

@@ -1,5 +1,6 @@
-"""A run directory as a unit: created whole or not at all (create_run_dir), and locked
-while a sweep writes into it (RunLock), so that two sweeps never share one.
+"""A run directory as a unit: created whole or not at all (create_run_dir), locked while a
+sweep writes into it (RunLock), so that two sweeps never share one, and named by a RUN
+argument (resolve_run: an id, 'latest', a path; split_run_spec: RUN:VARIANT).
 
 Creation: the first files (plan.json, meta.json) are written into a temporary directory
 beside the run's (a dot-name ending in .tmp), which is then renamed to the run's name.
@@ -21,7 +22,7 @@ import os
 import shutil
 
 from .config import UsageError
-from .files import atomic_write_json, atomic_write_text, temp_name
+from .files import atomic_write_json, atomic_write_text, read_json, temp_name
 
 LOCK_NAME = ".lock"
 
@@ -169,3 +170,53 @@ def _fill_empty_dir(path, files):
             raise UsageError(f"cannot create the run directory {path}: {e.strerror}") from None
         raise
     return lock
+
+
+# ---- naming a run: how a RUN argument (an id, 'latest', a path, RUN:VARIANT) names its
+# directory
+
+def runs_base(root):
+    return os.path.join(root, "results")
+
+
+def resolve_run(spec, root):
+    """A run directory from a run id, 'latest', or a path."""
+    base = runs_base(root)
+    if spec == "latest":
+        return latest_run(base)
+    for candidate in (spec, os.path.join(base, spec)):
+        if os.path.isdir(candidate) and (os.path.exists(os.path.join(candidate, "meta.json"))
+                                         or os.path.isdir(os.path.join(candidate, "raw"))):
+            return os.path.abspath(candidate)
+    raise UsageError(f"no run '{spec}' (not a run directory, nor an id under {base})")
+
+
+def latest_run(base):
+    """The run under base whose meta.json says it started last."""
+    best = None
+    if os.path.isdir(base):
+        for name in os.listdir(base):
+            if name.startswith("."):   # a run being created (rundir.create_run_dir)
+                continue
+            meta_path = os.path.join(base, name, "meta.json")
+            if os.path.isfile(meta_path):
+                meta = read_json(meta_path)
+                started = meta.get("started", "") if isinstance(meta, dict) else ""
+                started = started if isinstance(started, str) else ""
+                key = (started, os.path.getmtime(meta_path))
+                if best is None or key > best[0]:
+                    best = (key, os.path.join(base, name))
+    if best is None:
+        raise UsageError(f"no runs under {base} yet ('latest' has nothing to name)")
+    return os.path.abspath(best[1])
+
+
+def split_run_spec(spec, root):
+    """'RUN' or 'RUN:VARIANT' -> (run_dir, variant or None)."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail:
+        try:
+            return resolve_run(head, root), tail
+        except UsageError:
+            pass
+    return resolve_run(spec, root), None

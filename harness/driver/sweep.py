@@ -28,9 +28,9 @@ from .plan import calibrate_kernel, plan_points, select_targets
 from .engine import LocalEngine
 from .rounds import PLAN_VERSION, interleave, record_round, rounds_done, rounds_of, schedule
 from .proc import last_line, run_with_timeout, signal_death, usable_cpus
-from .rundata import (load_run, plan_problem, read_meta, read_status, resolve_run, results_csv,
-                      runs_base, samples_csv)
-from .rundir import LOCK_NAME, RunLock, create_run_dir, in_use, lock_holder
+from .rundata import load_run, plan_problem, read_meta, read_status, results_csv, samples_csv
+from .rundir import (LOCK_NAME, RunLock, create_run_dir, in_use, lock_holder, resolve_run,
+                     runs_base)
 
 
 _ANSWERS = []   # this process's directory of the benches' sequential answers

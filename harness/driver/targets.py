@@ -12,30 +12,31 @@ a test: it prints numbers, never passes or fails on them.  Standard library only
 Every binary is the tree's build (make all refs; make sim for flush-sim; golang-go for
 the Go rows); a comparison that cannot be run is recorded as not measured, with why.
 
-Comparisons (issue: target):
-  switch      ours vs Boost.Context fcontext round trip        (2: <= 1.0x)
-  fib         fib(30), chaselev vs oneTBB task_group, 1 and 2 workers   (3: <= 1.0x)
-  yield       yield round trip vs Go runtime.Gosched, GOMAXPROCS=1      (3: <= 0.5x)
-  spawn       tasks/s from one foreign pthread vs the plain pthread pool, 2 workers, every
-              stealing variant                    (3: >= 1.0x; 12: chaselev >= 1.0x, all >= 0.8x)
+Comparisons, each with its target (ours / theirs):
+  switch      ours vs Boost.Context fcontext round trip                 <= 1.0x
+  fib         fib(30), chaselev vs oneTBB task_group, 1 and 2 workers   <= 1.0x
+  yield       yield round trip vs Go runtime.Gosched, GOMAXPROCS=1      <= 0.5x
+  spawn       tasks/s from one foreign pthread vs the plain pthread pool: 10^5 tasks at
+              2 workers, every stealing variant (chaselev >= 1.0x, the others >= 0.8x);
+              10^6 tasks, the steady state, chaselev at 1 and 2 workers    >= 1.0x
   flush       NOSIGNAL + bthread_flush in batches of 32 vs one signal per task, 0.5 us
               tasks, from a pthread and from a worker, chaselev and half; the same batch
-              on the article's scheduler (ws)                            (12: >= 1.2x)
+              on the article's scheduler (ws)                            >= 1.2x
   flush-sim   the same at 16 workers, SIMULATED on the epyc16 model (make sim): the case
-              the target is about, where starts find workers idle   (12: >= 1.2x)
+              the target is about, where starts find workers idle       >= 1.2x
   article-ws  the article's own scheduler stealing (ws) vs its no-steal mode
               (ws-nosteal), the article's case (d = 0.5, 100 us tasks), 2 workers, tasks
-              per second over the experiment's window   (42: within 5% of the ideal
-              1.50x, >= 1.425x)
+              per second over the experiment's window: within 5% of the ideal 1.50x,
+              >= 1.425x
   task-cost   a task's cost: 10^5 empty tasks started one at a time from a worker, 1
-              worker, ws vs chaselev, ns per task        (42: <= 0.2x: a function-pointer
-              pool should cost a fifth of a bthread or less)
-  pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  (4: <= 0.75x)
+              worker, ws vs chaselev, ns per task: <= 0.2x (a function-pointer pool
+              should cost a fifth of a bthread or less)
+  pingpong    mutex+cond round trip vs Go unbuffered channels, 1 and 2  <= 0.75x
   imbalance   chaselev vs each pool that keeps tasks where it placed them (by its
-              policy: bench --policy) and oneTBB at 2 workers, each scenario
-              (6: oneTBB <= 1.0x; a pool without stealing: within 10% of what a
-              perfect balancer gains over it, from the tasks' sizes and placement)
-  blocked     10^6 blocked bthreads vs 10^6 goroutines: time and RSS    (4: <= 1.0x, <= 1.5x)
+              policy: bench --policy) and oneTBB at 2 workers, each scenario: oneTBB
+              <= 1.0x; a pool without stealing within 10% of what a perfect balancer
+              gains over it, from the tasks' sizes and placement (ideal.py)
+  blocked     10^6 blocked bthreads vs 10^6 goroutines: time <= 1.0x, RSS <= 1.5x
 """
 import argparse
 import os
@@ -51,6 +52,7 @@ if not __package__:   # started as a file, so the package import below cannot wo
              "python3 -m harness.driver.targets")
 
 from . import simmodel, simulate, targetfile  # noqa: E402
+from .ideal import imbalance_target, placement  # noqa: E402
 from .build import Build  # noqa: E402
 from .commands import bench_argv, simbench_argv  # noqa: E402
 from .config import ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, REPRESENTATIVE, ROOT, UsageError  # noqa: E402
@@ -315,81 +317,6 @@ def do_pingpong(t):
         t.compare(f"mutex+cond round trip vs Go channels, {w} worker(s)",
                   lambda: t.bench(OURS, w, "^pingpong/mode:0/")[name][0] / 100000,
                   lambda: t.go("ChanPingPong", w)["BenchmarkChanPingPong"][0], "ns", 0.75)
-
-
-# ---- the imbalance rows' targets: what a perfect balancer gains over each pool ------
-# The workload's task sizes and submitters (workloads/wl_kernel.h: wl_uniform, the
-# shares, the late start), in units of the grain, so that each scenario's target is the
-# gain it allows: a balanced one none, one submitter on the per-thread-queue pool 2x.
-IMBALANCE_SEED = 0x1B873593
-IMBALANCE_SLACK = 1.10   # a target is the ideal ratio plus 10% for the scheduler's costs
-M64 = (1 << 64) - 1
-
-
-def _mix64(x):
-    x ^= x >> 30
-    x = (x * 0xBF58476D1CE4E5B9) & M64
-    x ^= x >> 27
-    x = (x * 0x94D049BB133111EB) & M64
-    return x ^ (x >> 31)
-
-
-def imbalance_sizes(imbalance, tasks, skew):
-    """Task i's size in grains (wl_imbalance_task_iters, before rounding to iterations)."""
-    seed = _mix64(IMBALANCE_SEED)
-    sizes = []
-    for i in range(tasks):
-        u = (i + 0.5) / tasks if skew else (_mix64((i * 0x9E3779B97F4A7C15 + seed) & M64) >> 11) / 2.0**53
-        sizes.append(max(0.0, 1 + (u - 0.5) * imbalance))
-    return sizes
-
-
-def imbalance_schedule(set_name, workers):
-    """{placement: makespan in grains} for an imbalance set on `workers`: 'balancer' a
-    perfect one (each task, in release order, to the worker free first); 'round-robin' each
-    submitter's tasks round-robin from worker 0 (place_static.h); 'home' each
-    submitter's tasks on its home, homes round-robin (place_affinity.h)."""
-    p = {k: float(v) for k, v in re.findall(r"(\w+):(\d+)", set_name)}
-    tasks, subs = int(p["tasks"]), int(p["submitters"])
-    sizes = imbalance_sizes(p["imbalance"], tasks, bool(p.get("skew")))
-    late = bool(p.get("late")) and subs > 1
-    delay = 0.5 * (tasks * (subs // 2) / subs) / workers if late else 0.0   # wl_late_delay_us
-    jobs = []   # (release, size, round-robin worker, home worker), in release order
-    for s in range(subs):
-        first, last = tasks * s // subs, tasks * (s + 1) // subs
-        release = delay if late and s >= subs // 2 else 0.0
-        jobs += [(release, sizes[i], k % workers, s % workers) for k, i in enumerate(range(first, last))]
-    jobs.sort(key=lambda j: j[0])
-    free = [0.0] * workers
-    for release, size, _, _ in jobs:
-        w = min(range(workers), key=free.__getitem__)
-        free[w] = max(free[w], release) + size
-    out = {"balancer": max(free)}
-    for name, col in (("round-robin", 2), ("home", 3)):
-        free = [0.0] * workers
-        for job in jobs:
-            free[job[col]] = max(free[job[col]], job[0]) + job[1]
-        out[name] = max(free)
-    return out
-
-
-def imbalance_target(set_name, place, workers=2):
-    """The target ratio (ours / theirs, time) against a reference: par with one that
-    balances too (place None: oneTBB); against a pool without stealing that places by
-    `place` (placement()), the ideal ratio plus the slack."""
-    if place is None:
-        return 1.0
-    times = imbalance_schedule(set_name, workers)
-    return round(times["balancer"] / times[place] * IMBALANCE_SLACK, 3)
-
-
-def placement(policy):
-    """How a pool without stealing places a task, for imbalance_schedule: 'round-robin'
-    (it spreads each submitter's tasks over the workers), 'home' (it keeps them on the
-    submitter's worker), None (one shared queue: a balancer, or a variant that steals)."""
-    if policy.get("steals") or not policy.get("keeps_tasks"):
-        return None
-    return "round-robin" if policy.get("spreads_tasks") else "home"
 
 
 def do_imbalance(t):

@@ -25,19 +25,24 @@ from conftest import ROOT
 PRESENTING = ("README.md", "harness/sim/README.md", "results/validation/README.md")
 
 
-def readme_runs():
+def presented(marker, docs=PRESENTING, pattern=r"[A-Za-z0-9][\w.-]*"):
+    """The ids of results/<id> the documents mention, in order, that hold `marker`: a link
+    "(results/<id>/...)", a name in backticks (README presents the simulated runs by
+    name), plain text; an <id> without it (validation/, an example like
+    sim-bigbox-...) is no run."""
     text = ""
-    for doc in PRESENTING:
+    for doc in docs:
         with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
             text += f.read()
     ids = []
-    # every mention of results/<id>: a link "(results/<id>/...)", a name in backticks
-    # (README presents the simulated runs by name), plain text; <id> without a meta.json
-    # (validation/, an example like sim-bigbox-...) is no run
-    for run_id in re.findall(r"(?<![\w/.-])(?:\./)?results/([A-Za-z0-9][\w.-]*)", text):
-        if run_id not in ids and os.path.exists(os.path.join(ROOT, "results", run_id, "meta.json")):
+    for run_id in re.findall(r"(?<![\w/.-])(?:\./)?results/(" + pattern + ")", text):
+        if run_id not in ids and os.path.exists(os.path.join(ROOT, "results", run_id, marker)):
             ids.append(run_id)
     return ids
+
+
+def readme_runs():
+    return presented("meta.json")
 
 
 def tree(rev, path):
@@ -90,14 +95,8 @@ def test_the_presented_run_measured_the_current_code(run_id):
 
 
 def readme_maps():
-    """Every policy map README.md links (results/map-<id>/ with a map.json)."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    ids = []
-    for map_id in re.findall(r"results/(map-[\w.-]+)/", text):
-        if map_id not in ids and os.path.exists(os.path.join(ROOT, "results", map_id, "map.json")):
-            ids.append(map_id)
-    return ids
+    """Every policy map README.md presents (results/map-<id>/ with a map.json)."""
+    return presented("map.json", ("README.md",), r"map-[\w.-]+")
 
 
 STALE_MAP = "made with earlier code"  # README's words beside a map older than the code
@@ -180,9 +179,9 @@ def test_code_changes_ignores_python_and_prose():
     assert not any(f.endswith((".py", ".md")) for f in changed)
 
 
-# --- the numbers of a run published by the interleaving driver (plan.json version 2, issue
-# 41): checked on every measured run README presents; an older run is skipped with the
-# reason until the integrator republishes
+# --- the numbers of a run published by the interleaving driver (plan.json version 2):
+# checked on every measured run README presents; an older run is skipped with the reason
+# until the integrator republishes
 
 def measured_runs():
     return [r for r in readme_runs()

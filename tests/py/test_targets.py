@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from harness.driver import targetfile, targets
+from harness.driver import ideal, targetfile, targets
 from harness.driver.config import UsageError
 from harness.driver.publish import targets_publishable
 
@@ -84,10 +84,10 @@ def test_measure_records_each_comparison_and_what_could_not_be_measured(monkeypa
 def test_each_pool_is_compared_by_its_placement_not_its_name():
     # the policy words `bench --policy` prints, for the pools and a stealing variant
     words = dict(steals=0, keeps_tasks=1, spreads_tasks=1)
-    assert targets.placement(words) == "round-robin"
-    assert targets.placement(dict(words, spreads_tasks=0)) == "home"
-    assert targets.placement(dict(words, keeps_tasks=0, one_queue=1)) is None   # one queue
-    assert targets.placement(dict(words, steals=1)) is None
+    assert ideal.placement(words) == "round-robin"
+    assert ideal.placement(dict(words, spreads_tasks=0)) == "home"
+    assert ideal.placement(dict(words, keeps_tasks=0, one_queue=1)) is None   # one queue
+    assert ideal.placement(dict(words, steals=1)) is None
 
 
 def test_a_stopped_measurement_resumes_keeping_what_it_finished(tmp_path, monkeypatch):
@@ -240,17 +240,17 @@ def test_imbalance_targets_follow_each_scenarios_ideal():
     placement of the same tasks (plus 10%), so a balanced scenario asks for parity and a
     single submitter on the per-thread-queue pool for half its time."""
     one = "imbalance/imbalance:0/grain_us:10/tasks:20000/submitters:1/late:0/skew:0/real_time"
-    assert targets.imbalance_target(one, "home") == pytest.approx(0.55)
-    assert targets.imbalance_target(one, "round-robin") == pytest.approx(1.10)
-    assert targets.imbalance_target(one, None) == 1.0          # a balancer: oneTBB
+    assert ideal.imbalance_target(one, "home") == pytest.approx(0.55)
+    assert ideal.imbalance_target(one, "round-robin") == pytest.approx(1.10)
+    assert ideal.imbalance_target(one, None) == 1.0          # a balancer: oneTBB
     four = one.replace("imbalance:0", "imbalance:2").replace("submitters:1", "submitters:4")
-    assert 1.0 < targets.imbalance_target(four, "home") <= 1.10   # homes spread the shares
+    assert 1.0 < ideal.imbalance_target(four, "home") <= 1.10   # homes spread the shares
     late = four.replace("late:0", "late:1")
-    times = targets.imbalance_schedule(late, 2)
+    times = ideal.imbalance_schedule(late, 2)
     assert times["balancer"] == pytest.approx(20005.544 / 2, rel=1e-3)   # the late half fits
     # sizes as workloads/wl_kernel.h makes them (its sum for these 64 tasks, computed in C)
-    assert sum(targets.imbalance_sizes(2, 64, False)) == pytest.approx(77.825624, abs=1e-5)
-    assert targets.imbalance_sizes(2, 4, True) == pytest.approx([0.25, 0.75, 1.25, 1.75])
+    assert sum(ideal.imbalance_sizes(2, 64, False)) == pytest.approx(77.825624, abs=1e-5)
+    assert ideal.imbalance_sizes(2, 4, True) == pytest.approx([0.25, 0.75, 1.25, 1.75])
 
 
 def test_verdicts_are_recomputed_never_read_from_the_record():
