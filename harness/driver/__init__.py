@@ -22,7 +22,8 @@ for its commands in simulated time); the modules, each named for what it holds:
     roles     which part each variant plays (the pools, the article's pool), read from
               its policy, never from its name
     plan      the points of a sweep (measured or simulated), the pinned busy-loop rate
-    rundir    a run directory created whole, and locked while a sweep writes it
+    rundir    a run directory created whole, locked while a sweep writes it, and named
+              by a RUN argument (an id, 'latest', a path, RUN:VARIANT)
     rounds    the interleaved rounds: their order, one round run (anywhere) and recorded
     sweep     running a plan with a backend (the benches', or simulate's) in interleaved
               rounds, resumable; start / resume / finish a run
@@ -51,6 +52,7 @@ for its commands in simulated time); the modules, each named for what it holds:
     targets   the issues' performance targets against what users would pick, measured
               in alternating rounds, resumable (`./run.py targets`)
     targetfile their record, targets.json: read, checked, tabled
+    ideal     what a perfect balancer gains over a pool: the imbalance targets
     hooks     a variant's policy hooks as the compiler resolves them (`make hooks`)
     policymap `./run.py map`: the policy map's runs, phases and command line
     mapgrid   its grid: forms of imbalance, grains, workers, models; what they cost

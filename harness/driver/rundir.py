@@ -196,7 +196,7 @@ def latest_run(base):
     best = None
     if os.path.isdir(base):
         for name in os.listdir(base):
-            if name.startswith("."):   # a run being created (rundir.create_run_dir)
+            if name.startswith("."):   # a run being created (create_run_dir)
                 continue
             meta_path = os.path.join(base, name, "meta.json")
             if os.path.isfile(meta_path):
