@@ -128,9 +128,13 @@ def comparisons(doc, errors=None):
     samples: ours / theirs against the target, better on the target's side.  A SIMULATED
     row (one deterministic run a side) is a SIMULATED comparison whose range is the
     simulator's validation error for the workload (`errors`: {workload: error}, from
-    validate.recorded_errors); without one it is undecided."""
+    validate.recorded_errors); without one it is undecided.  In the record's order, each
+    comparison's rows together (a resumed measurement's record may have them apart)."""
+    first = {}
+    for i, c in enumerate(doc["comparisons"]):
+        first.setdefault(c["comparison"], i)
     out = []
-    for c in doc["comparisons"]:
+    for c in sorted(doc["comparisons"], key=lambda c: first[c["comparison"]]):
         labels = dict(what=c["what"], unit=c["unit"], name=c["comparison"],
                       ours_median=_median(c["ours"]), ref_median=_median(c["ref"]))
         if c["what"].startswith(SIMULATED_PREFIX):

@@ -164,13 +164,14 @@ def rounds_of(n, ours, theirs):
 class Session:
     """One measurement of the targets: its rounds, the benches' environment, where their
     output goes (log_dir/<comparison>.log, or nowhere), the comparisons recorded so far
-    (those of a stopped measurement it resumes included) and `save`, called with the
-    record after each comparison so that a stop loses at most the one being measured."""
+    (those of a stopped measurement it resumes take their place in the measuring order
+    when it reaches them) and `save`, called with the record after each comparison so
+    that a stop loses at most the one being measured."""
 
     def __init__(self, rounds, env, log_dir=None, kept=(), save=None):
         self.rounds, self.env, self.log_dir, self.save = rounds, env, log_dir, save
-        self.results = list(kept)
-        self.kept = {(c["comparison"], c["what"]) for c in self.results}
+        self.results = []
+        self.kept = {(c["comparison"], c["what"]): c for c in kept}
         self.comparison = None     # the one being measured: its log's name
         self._policies = None
 
@@ -200,13 +201,19 @@ class Session:
     def compare(self, what, ours, theirs, unit, target, lower_is_better=True, rounds=None):
         """Measure ours and theirs in alternating rounds and record them, unless the
         stopped measurement this one resumes recorded them already."""
-        if (self.comparison, what) in self.kept:
+        kept = self.kept.pop((self.comparison, what), None)
+        if kept:
             print(f"{self.comparison:10s} {what}: kept from the stopped measurement", flush=True)
+            self.results.append(kept)
             return
         a, b = rounds_of(rounds or self.rounds, ours, theirs)
         report(self.results, self.comparison, what, a, b, unit, target, lower_is_better)
         if self.save:
-            self.save(self.results)
+            self.save(self.recorded())
+
+    def recorded(self):
+        """The comparisons in the order measured, then the kept ones not reached (yet)."""
+        return self.results + list(self.kept.values())
 
 
 def report(results, name, what, a, b, unit, target, lower_is_better=True):
@@ -431,7 +438,7 @@ def measure(only, rounds, log_dir=None, partial=None, save=None):
             why = str(e) or type(e).__name__
             print(f"{what:10s} could not be measured: {why}", flush=True)
             not_measured.append(dict(comparison=what, why=why))
-    record(t.results, not_measured)
+    record(t.recorded(), not_measured)
     doc["finished"] = now_iso()
     return doc
 

@@ -128,6 +128,13 @@ def test_a_stopped_measurement_resumes_keeping_what_it_finished(tmp_path, monkey
     assert targetfile.problem(doc) is None
     assert calls == ["^fib/n:30/", "^fib/n:30/"]        # only fib at 2 workers, a side each
     assert [c["ours"] for c in doc["comparisons"]] == [[1001.0], [1003.0 / 1e6], [7.0 / 1e6]]
+    # the kept rows take their place in the measuring order (the report's table is in
+    # it), and a save before one is reached keeps it all the same
+    saved.clear()
+    doc = targets.measure(["fib", "switch"], 1, partial=partial,
+                          save=lambda d: saved.append(json.loads(json.dumps(d))))
+    assert [c["ours"] for c in doc["comparisons"]] == [[1003.0 / 1e6], [7.0 / 1e6], [1001.0]]
+    assert [c["ours"] for c in saved[0]["comparisons"]] == [[1003.0 / 1e6], [7.0 / 1e6], [1001.0]]
     # of other rounds (or other code) nothing is kept
     calls.clear()
     targets.measure(["switch"], 2, partial=partial)
@@ -273,3 +280,13 @@ def test_verdicts_are_recomputed_never_read_from_the_record():
     assert targetfile.table_rows(sim, {"spawn_batch": 0.001})[0][5] == "**better**"
     assert targetfile.table_rows(sim, {"spawn_batch": 0.05})[0][5].startswith("undecided")
 
+
+
+def test_the_table_keeps_each_comparison_s_rows_together():
+    # a resumed measurement's record may hold a comparison's new rows after the next
+    # comparison's kept ones: the table shows them together, in the record's order
+    doc = fake_record("abc")
+    row = doc["comparisons"][0]
+    doc["comparisons"] = [dict(row, comparison="spawn", what="a"), dict(row, comparison="flush", what="b"),
+                          dict(row, comparison="spawn", what="c")]
+    assert [r[0] for r in targetfile.table_rows(doc)[:3]] == ["a", "c", "b"]
