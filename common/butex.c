@@ -85,22 +85,38 @@ static void wake_waiter(butex_waiter_t *w)
 }
 
 /* ---- create / destroy: type-stable memory --------------------------------------------- */
+/* A freed butex keeps its lock and its (empty) list, and the pool's link lies beside it,
+ * so a late wake on a destroyed butex (a countdown's last signaller, which wakes after
+ * the waiter it released has destroyed the countdown) takes a working lock and finds no
+ * waiter, on the free list and after the memory is reused alike. */
+typedef struct pooled_butex {
+    butex_t b; /* first: the pointer handed out is the pooled one's */
+    struct pooled_butex *free_next;
+} pooled_butex_t;
+
 static spinlock_t free_lock = SPINLOCK_INIT;
-static butex_t *free_list; /* linked through head.next */
+static pooled_butex_t *free_list;
 
 void *butex_create(void)
 {
     spin_lock(&free_lock);
-    butex_t *b = free_list;
-    if (b)
-        free_list = (butex_t *)(void *)b->head.next;
+    pooled_butex_t *pb = free_list;
+    if (pb)
+        free_list = pb->free_next;
     spin_unlock(&free_lock);
-    if (!b && !(b = aligned_alloc(CACHELINE, (sizeof(butex_t) + CACHELINE - 1) / CACHELINE * CACHELINE))) {
+    if (pb) {
+        /* the lock and the list stay as they are: a late waker may hold the one and
+         * look at the other right now */
+        atomic_store_explicit(&pb->b.value, 0, memory_order_relaxed);
+        return &pb->b;
+    }
+    pb = aligned_alloc(CACHELINE, (sizeof(pooled_butex_t) + CACHELINE - 1) / CACHELINE * CACHELINE);
+    if (!pb) {
         errno = ENOMEM;
         return NULL;
     }
-    butex_init_embedded(b, 0);
-    return b;
+    butex_init_embedded(&pb->b, 0);
+    return &pb->b;
 }
 
 /* Waiters still on a destroyed butex (a misuse: a destroy while somebody waits) are
@@ -109,13 +125,13 @@ void *butex_create(void)
  * unlink itself from that object's list and cut its waiters off. */
 void butex_destroy(void *p)
 {
-    butex_t *b = p;
-    if (!b)
+    if (!p)
         return;
-    butex_wake_all(b);
+    pooled_butex_t *pb = p;
+    butex_wake_all(&pb->b);
     spin_lock(&free_lock);
-    b->head.next = (butex_link_t *)(void *)free_list;
-    free_list = b;
+    pb->free_next = free_list;
+    free_list = pb;
     spin_unlock(&free_lock);
 }
 

@@ -1343,3 +1343,30 @@ Test(sync, a_destroyed_butex_wakes_its_waiters, .timeout = 30)
     cr_assert_eq(w.rc, 0, "errno %d", w.err);
     cr_assert_lt(now_ns() - t0, 5000000000LL, "woken at its deadline, not by the destroy");
 }
+
+/* A countdown's last signaller wakes after the waiter it released may have destroyed
+ * the countdown, and the memory may already be another butex: such a late wake, on a
+ * pooled butex and on a reused one, wakes nobody and leaves the reused one working. */
+Test(sync, a_late_wake_on_a_destroyed_or_reused_butex_is_harmless, .timeout = 30)
+{
+    void *a = butex_create(), *b = butex_create();
+    cr_assert(a && b);
+    butex_destroy(a);
+    butex_destroy(b); /* two in the pool: each one's neighbour is a pooled butex */
+    cr_assert_eq(butex_wake(a), 0);
+    cr_assert_eq(butex_wake_all(b), 0);
+    cr_assert_eq(butex_wake_n(a, 3), 0);
+    cr_assert_eq(butex_waiting(b), 0);
+
+    bx_waiter_t w = {.b = butex_create()}; /* most likely a or b again */
+    cr_assert_not_null(w.b);
+    cr_assert_eq(*(int *)w.b, 0, "a reused butex starts at 0");
+    cr_assert_eq(butex_wake_all(w.b), 0, "a late wake on the reused butex wakes nobody");
+    bthread_t t;
+    cr_assert_eq(bthread_start_background(&t, NULL, timed_butex_waiter, &w), 0);
+    wait_queued(w.b);
+    cr_assert_eq(butex_wake(w.b), 1);
+    cr_assert_eq(bthread_join(t, NULL), 0);
+    cr_assert_eq(w.rc, 0, "errno %d", w.err);
+    butex_destroy(w.b);
+}
