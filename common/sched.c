@@ -1126,7 +1126,8 @@ static _Atomic int nblocked;
 
 /* A worker whose thread blocks: a BTHREAD_STACKTYPE_PTHREAD task (or a worker's own
  * context) waiting on a butex or sleeping, on the worker's thread.  Where workers steal,
- * others take its queued tasks anyway.  Where they do not (STEALING 0: static,
+ * others take its queued tasks once one of them looks, so a sleeper is woken when
+ * something waits here.  Where they do not (STEALING 0: static,
  * affinity), its queues would wait for its thread, and a task it waits for, queued
  * there, never runs: a deadlock brpc never has (its workers steal), e.g. brpc's
  * BthreadTest.bthread_usleep and SemaphoreTest.mix_thread_types.  So while a worker is
@@ -1138,8 +1139,16 @@ static _Atomic int nblocked;
 void core_worker_blocks(bool blocking)
 {
     worker_t *w = tls_worker;
-    if (STEALING || !w)
+    if (!w)
         return;
+    if (STEALING) {
+        /* Others steal what is queued here, but only a worker that looks does: tasks
+         * queued before this thread blocked wake a sleeper (every worker may be parked
+         * while they wait behind a thread that waits for one of them) */
+        if (blocking && !(RQ_EMPTY(w) && (!RUNNEXT || !atomic_load_explicit(&w->runnext, memory_order_relaxed))))
+            IDLE_WAKE(NULL);
+        return;
+    }
     /* seq_cst: the flag and the count are seen by a searcher (rescue_blocked) and a
      * parking worker (park_try_watch) after the wake below, or by their own next look */
     atomic_store_explicit(&w->thread_blocked, blocking, memory_order_seq_cst);
