@@ -252,7 +252,10 @@ int bthread_close(int fd);
 /* ---- EXTENSIONS (not in brpc) ----------------------------------------------------- */
 
 /* Stop and join the workers and the timer thread, free every pool.  No bthread may be
- * alive.  The next call starts the scheduler again (with a new worker count, if set). */
+ * alive: those still finishing (a background task that signalled its waiter and is
+ * returning) are let end first, and EBUSY comes when the number alive has not fallen
+ * for about a second.  The next call starts the scheduler again (with a new worker
+ * count, if set). */
 int bthread_shutdown(void);
 
 /* Per-worker counters, summed by the caller where wanted.  Cheap: each worker writes

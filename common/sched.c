@@ -1492,8 +1492,9 @@ int bthread_join(bthread_t tid, void **ret)
     spin_lock(&t->wait_lock);
     const bool alive =
         (uint32_t)atomic_load_explicit(&t->join_bx.value, memory_order_relaxed) == version;
-    if (alive)
-        atomic_fetch_add_explicit(&t->joiners, 1, memory_order_relaxed);
+    if (alive) /* a load and a store: every count that meets a live version is under this lock */
+        atomic_store_explicit(&t->joiners, atomic_load_explicit(&t->joiners, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     spin_unlock(&t->wait_lock);
     if (!alive)
         return 0;
@@ -1819,6 +1820,26 @@ int bthread_setconcurrency(int num)
     return rc;
 }
 
+/* How long bthread_shutdown lets the live count stand still before it gives up. */
+#define SHUTDOWN_PATIENCE_MS 1000
+
+/* The tasks alive once those still finishing have ended: a background task that has
+ * signalled whoever waited for it (spawn's countdown) may still be on its way out.  The
+ * count is looked at every millisecond while it keeps falling; it stands still only
+ * where tasks wait for something.  Under ctl.lock (the chunks stay). */
+static unsigned long live_tasks_settled(void)
+{
+    unsigned long live = live_tasks();
+    for (int still = 0; live && still < SHUTDOWN_PATIENCE_MS;) {
+        const struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        const unsigned long now = live_tasks();
+        still = now < live ? 0 : still + 1;
+        live = now;
+    }
+    return live;
+}
+
 int bthread_shutdown(void)
 {
     if (tls_worker)
@@ -1828,7 +1849,7 @@ int bthread_shutdown(void)
         pthread_mutex_unlock(&ctl.lock);
         return 0;
     }
-    unsigned long live = live_tasks();
+    unsigned long live = live_tasks_settled();
     if (live) {
         pthread_mutex_unlock(&ctl.lock);
         fprintf(stderr, "schedbench: bthread_shutdown: %lu bthreads still alive\n", live);

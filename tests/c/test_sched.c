@@ -421,6 +421,29 @@ Test(sched, shutdown_refuses_while_bthreads_live, .timeout = 30)
     cr_assert_eq(bthread_shutdown(), 0);
 }
 
+/* A background task that has signalled its waiter and is still on its way out (here it
+ * sleeps 50 ms after the signal) is let end: the shutdown right after the wait works. */
+static void *signal_then_linger(void *arg)
+{
+    bthread_countdown_signal(arg, 1);
+    bthread_usleep(50000);
+    return NULL;
+}
+
+Test(sched, shutdown_lets_finishing_bthreads_end, .timeout = 30)
+{
+    for (int i = 0; i < 3; i++) {
+        bthread_countdown_t done;
+        cr_assert_eq(bthread_countdown_init(&done, 2), 0);
+        bthread_t t[2];
+        for (int k = 0; k < 2; k++)
+            cr_assert_eq(bthread_start_background(&t[k], NULL, signal_then_linger, &done), 0);
+        cr_assert_eq(bthread_countdown_wait(&done), 0);
+        cr_assert_eq(bthread_countdown_destroy(&done), 0);
+        cr_assert_eq(bthread_shutdown(), 0, "round %d", i);
+    }
+}
+
 /* ---- a running scheduler grows ------------------------------------------------------ */
 static int64_t mono_ns(void)
 {
