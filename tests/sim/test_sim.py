@@ -424,14 +424,14 @@ def test_a_context_gone_cold_costs_its_resume_curve(tmp_path):
 def test_a_strided_walk_across_cores_is_prefetched(flat):
     # spawn at 1 worker: the worker walks the task slots that the submitter (on another
     # PU) wrote, side by side in their chunk, so the stride prefetcher starts many of
-    # those transfers early (about one in thirteen of all the run's transfers), and what
-    # it saves is at most what they would have cost.
+    # those transfers early (about one a task in four), and what it saves is at most
+    # what they would have cost.
     # fib at 1 worker moves no line between cores: nothing to prefetch.
     xfer_max = max(v["value"] for k, v in json.load(open(os.path.join(MODELS, "test8.json")))
                    ["costs_ns"].items() if k.startswith("xfer_"))
     doc = json.loads(run("chaselev", flat["test8"], 1, "spawn", "20000", reps=1).stdout)
     b = doc["benchmarks"][0]
-    assert b["sim_prefetched"] > 0.05 * doc["context"]["sim_transfers"], (b, doc["context"])
+    assert b["sim_prefetched"] > 0.15 * 20000, (b, doc["context"])
     assert 0 < b["sim_prefetch_saved_s"] * 1e9 <= b["sim_prefetched"] * xfer_max, b
     b = json.loads(run("chaselev", flat["test8"], 1, "fib", "15", reps=1).stdout)["benchmarks"][0]
     assert b["sim_prefetched"] == 0 and b["sim_prefetch_saved_s"] == 0, b
