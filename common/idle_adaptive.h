@@ -49,11 +49,17 @@ static inline int adaptive_setup(int n)
  * NULL after ADAPTIVE_SPIN_NS (or when the spinners are too many). */
 static inline task_t *adaptive_spin(worker_t *w)
 {
+    /* A loop, not one compare-exchange: a worker woken to search in place of the last
+     * spinner must spin (so that it wakes the next when it finds work) unless enough
+     * others do; one lost race with another spinner's count must not turn it into a
+     * plain parker that takes one task and wakes nobody (a burst of tasks queued on
+     * parked workers then waited for good). */
     int s = atomic_load_explicit(&nspinning, memory_order_relaxed);
-    if (!((s == 0 || 2 * s < worker_count()) &&
-          atomic_compare_exchange_strong_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
-                                                  memory_order_relaxed)))
-        return NULL;
+    do {
+        if (s != 0 && 2 * s >= worker_count())
+            return NULL;
+    } while (!atomic_compare_exchange_weak_explicit(&nspinning, &s, s + 1, memory_order_seq_cst,
+                                                    memory_order_relaxed));
     int64_t end = sb_clock_ns(CLOCK_MONOTONIC) + ADAPTIVE_SPIN_NS;
     for (unsigned i = 0; !core_stopping() && i < IDLE_SEARCH_ROUNDS_MAX &&
                          (i == 0 || sb_clock_ns(CLOCK_MONOTONIC) < end);

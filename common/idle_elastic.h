@@ -2,7 +2,8 @@
  * idle_elastic.h -- the parking lot (park_lot.h), but the number of active workers
  * adapts (the work-stealing article, seed 003, section 4.3): a worker whose searches
  * keep failing deactivates ("parks for good") until the queues grow; a deactivated
- * worker is reactivated when run queues stay long.
+ * worker is reactivated when run queues stay long, or by the watcher (below) when tasks
+ * wait queued while every active worker is busy.
  *
  * Thresholds (one place, here):
  *   ELASTIC_WASTED  4   consecutive wasted wake-ups deactivate a worker: it was woken
@@ -52,6 +53,10 @@
  * task since the previous look, it searches (find_work: run queues, remote queues, a
  * runnext slot whose owner is stuck) and, finding a task, reactivates itself to run it.
  * A task stranded behind a blocked or computing worker so runs within two watch periods.
+ * The same look also brings the watcher back when an active worker has tasks queued while
+ * every active worker is busy (none waits in the lot): the long-queue rule needs 16
+ * queued, which a task graph's ready set on one worker seldom reaches, so without it a
+ * worker deactivated when one burst of work ended stays off through the next.
  * The role passes on: a watcher that leaves it (reactivated) rouses the deactivated
  * workers (a bump of their words without a claim) and one of them takes it.  A task
  * left in a runnext slot (IDLE_WATCH) wakes nobody while the watcher exists: the
@@ -224,22 +229,29 @@ static inline void elastic_unwatch(worker_t *w)
 }
 
 /* The watcher's look (see above): a task that an active worker outside the lot strands,
- * or NULL.  Owner only, while the watcher. */
+ * or one queued behind a busy active worker while no active worker is idle to take it
+ * (a backlog: the short queues of a task graph on one worker never make the long-queue
+ * rule fire, and the workers deactivated at the end of one burst of work would stay off
+ * through the next), or NULL.  Owner only, while the watcher. */
 static inline task_t *elastic_look(worker_t *w)
 {
-    bool stuck = false;
+    bool stuck = false, idle = false, backlog = false;
     full_fence(); /* after a runnext exchange whose waker saw us watching (elastic_watch) */
     for (int i = 0; i < worker_count(); i++) {
         elastic_slot_t *v = &elastic.slots[i];
         /* relaxed: hints; a stale one costs a search, or delays it by one look */
         uint64_t ran = stat_tasks_run(worker_at(i));
-        if (i != worker_index(w) && !atomic_load_explicit(&v->deactivated, memory_order_relaxed) &&
-            !atomic_load_explicit(&parking.lots[i].waiting, memory_order_relaxed) &&
-            ran == atomic_load_explicit(&v->watch_seen, memory_order_relaxed))
-            stuck = true;
+        if (i != worker_index(w) && !atomic_load_explicit(&v->deactivated, memory_order_relaxed)) {
+            if (atomic_load_explicit(&parking.lots[i].waiting, memory_order_relaxed))
+                idle = true;
+            else if (ran == atomic_load_explicit(&v->watch_seen, memory_order_relaxed))
+                stuck = true;
+            else if (run_queue_size(worker_at(i)) > 0)
+                backlog = true;
+        }
         atomic_store_explicit(&v->watch_seen, ran, memory_order_relaxed);
     }
-    return stuck ? find_work(w) : NULL;
+    return stuck || (backlog && !idle) ? find_work(w) : NULL;
 }
 
 /* Owner: park for good, unless that would leave fewer than ELASTIC_MIN_ACTIVE active.

@@ -180,7 +180,7 @@ static inline task_t *park_wait(worker_t *w)
      * load/store-exclusive atomics, where the recheck's relaxed loads (the remote
      * queues' emptiness hints) may be satisfied before the increment is visible. */
     full_fence();
-    task_t *t = find_work(w);
+    task_t *t = find_work_last_look(w);
     if (!t && !core_stopping()) {
         static const struct timespec watch_ts = {0, PARK_WATCH_NS};
         bool watch = park_try_watch();

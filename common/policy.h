@@ -60,6 +60,11 @@
 /* A non-blocking search for work, as the main loop does it before idling: runnext, own
  * queue, remote queue, then a steal round.  Owner only.  NULL when nothing was found. */
 static task_t *find_work(worker_t *w);
+/* find_work as the last look before a worker sleeps until woken (park_wait's recheck,
+ * after its announcement): a remote queue that another consumer is taking from is
+ * waited for, not passed over, so the look sees every task published before it began.
+ * Owner only. */
+static task_t *find_work_last_look(worker_t *w);
 /* w's index, 0 .. worker_count() - 1. */
 static inline __attribute__((unused)) int worker_index(const worker_t *w);
 /* Workers with a thread now (acquire: every worker below it is set up).  Grows while

@@ -62,9 +62,13 @@
  * worker as its variant says.
  *
  * The consumer side is single-threaded by a try-lock: the owner takes a batch, a thief a
- * smaller one, and a thief that finds the lock held moves on.  That cannot strand a
- * task: the holder is awake, and one that leaves tasks behind a full batch wakes a
- * sleeper for them (sched.c's remote_take_batch), the way a producer does.
+ * smaller one, and a thief that finds the lock held moves on.  The holder is awake, and
+ * one that leaves tasks behind a full batch wakes a sleeper for them (sched.c's
+ * remote_take_batch), the way a producer does.  But a holder that read a cell just
+ * before its producer wrote it leaves that task to the producer's wake-up, and a
+ * producer that skipped its wake-up for a searcher (adaptive's spinners) counts on that
+ * searcher's last look before it sleeps: so that look waits for the lock (`wait`)
+ * instead of moving on.
  */
 #ifndef SCHEDBENCH_REMOTE_QUEUE_H
 #define SCHEDBENCH_REMOTE_QUEUE_H
@@ -415,13 +419,19 @@ static inline bool rmq_maybe(remote_queue_t *q)
 }
 
 /* Any thread: take up to max tasks in FIFO order into out[]; 0 when there are none or
- * another consumer holds the queue.  *left is set when tasks may remain behind the
- * batch.  The tasks' own lines are not touched when they came through the ring. */
-static inline unsigned rmq_take(remote_queue_t *q, unsigned max, task_t **out, bool *left)
+ * (unless `wait`) another consumer holds the queue; `wait` waits for that consumer
+ * instead (a sleeper's last look: see above).  *left is set when tasks may remain behind
+ * the batch.  The tasks' own lines are not touched when they came through the ring. */
+static inline unsigned rmq_take(remote_queue_t *q, unsigned max, task_t **out, bool *left,
+                                bool wait)
 {
     unsigned n = 0;
     *left = false;
-    if (!rmq_maybe(q) || !spin_trylock(&q->consumer))
+    if (!rmq_maybe(q))
+        return 0;
+    if (wait)
+        spin_lock(&q->consumer);
+    else if (!spin_trylock(&q->consumer))
         return 0;
     /* acquire: a producer's ring tasks older than its list tasks up to `last` are in
      * the ring below (see above) */

@@ -476,6 +476,7 @@ struct worker {
     uint64_t rng;
     unsigned tick;
     unsigned runnext_tick; /* searches that found the runnext slot full (find_local) */
+    bool last_look;        /* in find_work_last_look: remote queues wait for their lock */
     unsigned yield_tick; /* yields that found nothing ready here (bthread_yield) */
     int index;
     struct free_cache free_slots;
@@ -1069,7 +1070,7 @@ static task_t *remote_take_batch(worker_t *self, worker_t *from, unsigned max)
 {
     task_t *batch[REMOTE_BATCH];
     bool left;
-    unsigned n = rmq_take(&from->remote, max, batch, &left);
+    unsigned n = rmq_take(&from->remote, max, batch, &left, self->last_look);
     if (!n)
         return NULL;
     /* every task's lines at once: the first was written on another core, the others
@@ -1126,8 +1127,8 @@ static _Atomic int nblocked;
 
 /* A worker whose thread blocks: a BTHREAD_STACKTYPE_PTHREAD task (or a worker's own
  * context) waiting on a butex or sleeping, on the worker's thread.  Where workers steal,
- * others take its queued tasks once one of them looks, so a sleeper is woken when
- * something waits here.  Where they do not (STEALING 0: static,
+ * others take its queued tasks once one of them looks, so a sleeper is woken to search
+ * in its place.  Where they do not (STEALING 0: static,
  * affinity), its queues would wait for its thread, and a task it waits for, queued
  * there, never runs: a deadlock brpc never has (its workers steal), e.g. brpc's
  * BthreadTest.bthread_usleep and SemaphoreTest.mix_thread_types.  So while a worker is
@@ -1142,10 +1143,15 @@ void core_worker_blocks(bool blocking)
     if (!w)
         return;
     if (STEALING) {
-        /* Others steal what is queued here, but only a worker that looks does: tasks
-         * queued before this thread blocked wake a sleeper (every worker may be parked
-         * while they wait behind a thread that waits for one of them) */
-        if (blocking && !(RQ_EMPTY(w) && (!RUNNEXT || !atomic_load_explicit(&w->runnext, memory_order_relaxed))))
+        /* This worker stops searching while its thread waits: a sleeper searches in its
+         * place.  Not only for what is queued here (others steal it, but only a worker
+         * that looks does): a submitter that found no sleeper to claim may have counted
+         * on this worker, which left the lot with a task and will not look again before
+         * that task ends, and the task now waits, perhaps for the very one it left
+         * queued (brpc's SemaphoreTest.mix_thread_types: about 1 run in 70 of
+         * adaptive hung with every worker parked or blocked and tasks in the remote
+         * queues). */
+        if (blocking)
             IDLE_WAKE(NULL);
         return;
     }
@@ -1294,6 +1300,18 @@ static task_t *find_work(worker_t *w)
 {
     task_t *t = find_local(w);
     return t ? t : steal_round(w);
+}
+
+/* The look a sleeper's protocol relies on (policy.h).  Why a busy remote queue is waited
+ * for: its consumer may have read a cell just before the producer wrote it, and the
+ * producer may have skipped its wake-up for a searcher that is this very look (adaptive's
+ * spinners); passing the queue over would leave the task with nobody to take it. */
+static __attribute__((unused)) task_t *find_work_last_look(worker_t *w)
+{
+    w->last_look = true;
+    task_t *t = find_work(w);
+    w->last_look = false;
+    return t;
 }
 
 static void run_on_main_stack(worker_t *w, task_t *t);

@@ -6,7 +6,7 @@
  *
  * Task i adds i to a shared sum and signals a countdown event; the submitter waits on
  * the event, the end of the measured work.  It joins none of them, as a user of
- * background tasks would not: a task touches nothing of the run after its signal (the
+ * background tasks does not join them: a task touches nothing of the run after its signal (the
  * countdown's butex is type-stable memory, butex.h), so one still on its way out when
  * the run returns is harmless.  answer = the sum of the task ids = n(n-1)/2.  Tasks use
  * default attributes (NULL), as a user would.

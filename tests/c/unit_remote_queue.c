@@ -60,11 +60,13 @@ static void *consumer(void *arg)
     unsigned max = (uintptr_t)arg;
     task_t *batch[16];
     int64_t deadline_ns = 10 * 1000000000ll;
+    unsigned takes = 0;
     while (atomic_load_explicit(&taken, memory_order_relaxed) < n_tasks) {
         /* the check is serialised so that its order is the order of the takes */
         pthread_mutex_lock(&check_mu);
         bool left;
-        unsigned n = rmq_take(&q, max, batch, &left);
+        /* every other take waits for the lock, as a sleeper's last look does */
+        unsigned n = rmq_take(&q, max, batch, &left, (++takes & 1) != 0);
         for (unsigned k = 0; k < n; k++) {
             uint64_t i = (uint64_t)(batch[k] - tasks);
             if (atomic_fetch_add_explicit(&taken_count[i], 1, memory_order_relaxed))
@@ -148,7 +150,7 @@ static void take_in_order(task_t *t, int from, int want)
     bool left;
     for (int got = 0; got < want;) {
         unsigned max = want - got < 16 ? (unsigned)(want - got) : 16;
-        unsigned n = rmq_take(&q, max, batch, &left);
+        unsigned n = rmq_take(&q, max, batch, &left, false);
         cr_assert(n > 0, "empty after %d of %d", got, want);
         for (unsigned k = 0; k < n; k++, got++)
             cr_assert_eq(batch[k] - t, from + got, "take %d", from + got);
@@ -175,7 +177,7 @@ Test(remote_queue, one_thread_fifo_across_growth_and_overflow, .timeout = 20)
     take_in_order(t, 151, 9);
     task_t *batch[16];
     bool left;
-    cr_assert_eq(rmq_take(&q, 16, batch, &left), 0);
+    cr_assert_eq(rmq_take(&q, 16, batch, &left, false), 0);
     cr_assert_eq(rmq_counter(&q, remote_pushes), 160);
     rmq_fini(&q);
 }
