@@ -26,7 +26,10 @@
  * burst of submissions wakes each sleeper once instead of calling futex_wake for every
  * task while the first woken worker is still getting up.  A worker whose recheck found
  * work uncounts itself.  Every worker still counted either can be claimed or will run
- * find_work again, so the check above stays sound.
+ * find_work again, so the check above stays sound, with one delay: a worker leaving the
+ * lot with a task its recheck found searches again only when that task ends, or blocks
+ * its thread (core_worker_blocks then wakes a sleeper in its place).  A submission that
+ * counted on it waits that long: a cost in parallelism, never a lost task.
  *
  * Each wake wakes at most one worker, so no more workers wake than tasks appear.  A
  * targeted wake (a task placed on one worker's queue, for variants without stealing)

@@ -11,12 +11,10 @@
  *   --smoke       register each workload's small `test` sets instead (a quick check that
  *                 the harness runs; not for measurement).
  *
- * What is the variant's own, and only that, is here: starting its workers, its counters
- * (sched_stats.h: bthread_get_stats summed over the workers; and the ratios
- * tasks_per_remote_take, tasks_per_flush, wakeups_per_task (woken per item),
- * steal_attempts_per_task, tasks_per_steal) and its
- * topology line and worker placement
- * (bthread_describe_topology, bthread_worker_placement).  Only the public API
+ * What is the variant's own, and only that, is here: starting its workers, its counters,
+ * their ratios and its policy's words (sched_stats.h, shared with the simulated bench),
+ * its topology line and worker placement (bthread_describe_topology,
+ * bthread_worker_placement).  Only the public API
  * (bthread.h): this file is compiled once and linked with every variant's library.
  */
 #include <stdio.h>
@@ -26,15 +24,6 @@
 #include "bthread.h"
 #include "driver.h"
 #include "sched_stats.h"
-
-static const struct drv_ratio ratios[] = {
-    {"tasks_per_remote_take", ST_remote_pops, ST_remote_takes},
-    {"tasks_per_flush", ST_flushed_tasks, ST_flushes},
-    {"wakeups_per_task", ST_woken, DRV_ITEMS},
-    {"steal_attempts_per_task", ST_steal_attempts, DRV_ITEMS},
-    {"tasks_per_steal", ST_stolen_tasks, ST_steals},
-    {NULL, 0, 0},
-};
 
 static void *noop(void *arg) { return arg; }
 
@@ -56,18 +45,6 @@ static int start(int workers)
     return bthread_getconcurrency();
 }
 
-/* bthread_get_policy as the run record's words (driver.h). */
-static int policy_words(char *buf, size_t n)
-{
-    bthread_policy_t p;
-    bthread_get_policy(&p);
-    return snprintf(buf, n,
-                    "steals=%d steal_batch=%d keeps_tasks=%d spreads_tasks=%d one_queue=%d "
-                    "runnext=%d idle_sleeps=%d idle_spins=%d deactivates=%d fixed_workers=%d",
-                    p.steals, p.steal_batch, p.keeps_tasks, p.spreads_tasks, p.one_queue,
-                    p.runnext, p.idle_sleeps, p.idle_spins, p.deactivates, p.fixed_workers);
-}
-
 int main(int argc, char **argv)
 {
     drv_runtime_t rt = {
@@ -78,11 +55,11 @@ int main(int argc, char **argv)
         .start = start,
         .describe_topology = bthread_describe_topology,
         .placement = bthread_worker_placement,
-        .policy = policy_words,
+        .policy = sched_policy_words,
         .nstats = ST_N,
         .stat_names = sched_stat_names,
         .stats = sched_stats_sum,
-        .ratios = ratios,
+        .ratios = sched_ratios,
     };
     return drv_main(argc, argv, &rt);
 }

@@ -69,15 +69,9 @@ static void sums_add(counter_sums_t *s, const wl_run_t *r)
 }
 
 /* The most scheduler counters a runtime may report. */
-#define STATS_MAX 24
+#define STATS_MAX 48
 
 static double process_cpu_s(void) { return (double)sb_clock_ns(CLOCK_PROCESS_CPUTIME_ID) * 1e-9; }
-
-static void stats_now(double *sum)
-{
-    if (rt->nstats > 0)
-        rt->stats(sum);
-}
 
 static void set_name(const workload_t *w, const long *args, char *buf, size_t n);
 
@@ -129,6 +123,59 @@ static uint64_t sequential_answer(const drv_set_t *b)
     return v;
 }
 
+/* One parallel() of set b where the runtime runs (drv_runtime_t.call). */
+typedef struct parallel_call {
+    const drv_set_t *b;
+    wl_run_t *r;
+    int rc;
+} parallel_call_t;
+
+static void parallel_here(void *arg)
+{
+    parallel_call_t *c = arg;
+    c->rc = c->b->w->parallel(c->b->args, c->r);
+}
+
+static void in_runtime(void (*fn)(void *), void *arg)
+{
+    if (rt->call)
+        rt->call(fn, arg);
+    else
+        fn(arg);
+}
+
+static void stats_here(void *sum) { rt->stats(sum); }
+
+static void stats_now(double *sum)
+{
+    if (rt->nstats > 0)
+        in_runtime(stats_here, sum);
+}
+
+static double cpu_now_s(void) { return rt->cpu_s ? rt->cpu_s() : process_cpu_s(); }
+
+static bool any_failed; /* a set failed (drv_runtime_t.stop is told) */
+
+/* One parallel() into r, checked against the sequential answer; false after marking the
+ * benchmark failed. */
+static bool run_checked(gb_state *st, const drv_set_t *b, wl_run_t *r)
+{
+    char msg[256];
+    memset(r, 0, sizeof *r);
+    parallel_call_t c = {b, r, 0};
+    in_runtime(parallel_here, &c);
+    if (c.rc != 0)
+        snprintf(msg, sizeof msg, "%s: %s failed: %s", b->w->name, rt->variant, strerror(c.rc));
+    else if (r->answer != b->expected)
+        snprintf(msg, sizeof msg, "%s: wrong answer: %s %" PRIu64 ", sequential %" PRIu64,
+                 b->w->name, rt->variant, r->answer, b->expected);
+    else
+        return true;
+    gb_skip_with_error(st, msg);
+    any_failed = true;
+    return false;
+}
+
 static void run_set(gb_state *st, void *arg)
 {
     drv_set_t *b = arg;
@@ -139,36 +186,29 @@ static void run_set(gb_state *st, void *arg)
         gb_skip_with_error(st, msg);
         return;
     }
+    wl_run_t r;
     if (!b->have_expected) { /* outside the timed loop */
         b->expected = sequential_answer(b);
         b->have_expected = true;
+        if (rt->warm_up && !run_checked(st, b, &r))
+            return;
     }
     double st0[STATS_MAX], st1[STATS_MAX];
     counter_sums_t sums = {.n = 0};
     double items = 0;
 
     stats_now(st0);
-    double cpu0 = process_cpu_s();
+    double cpu0 = cpu_now_s();
     while (gb_keep_running(st)) {
-        wl_run_t r;
-        memset(&r, 0, sizeof r);
-        int rc = b->w->parallel(b->args, &r);
-        if (rc != 0) {
-            snprintf(msg, sizeof msg, "%s: %s failed: %s", b->w->name, rt->variant,
-                     strerror(rc));
-            gb_skip_with_error(st, msg);
+        double t0 = rt->now_s ? rt->now_s() : 0;
+        if (!run_checked(st, b, &r))
             return;
-        }
-        if (r.answer != b->expected) {
-            snprintf(msg, sizeof msg, "%s: wrong answer: %s %" PRIu64 ", sequential %" PRIu64,
-                     b->w->name, rt->variant, r.answer, b->expected);
-            gb_skip_with_error(st, msg);
-            return;
-        }
+        if (rt->now_s)
+            gb_set_iteration_time(st, rt->now_s() - t0);
         items += r.items;
         sums_add(&sums, &r);
     }
-    double cpu1 = process_cpu_s();
+    double cpu1 = cpu_now_s();
     stats_now(st1);
 
     for (int i = 0; i < rt->nstats; i++)
@@ -179,6 +219,10 @@ static void run_set(gb_state *st, void *arg)
                    GB_COUNTER_DEFAULT);
     }
     gb_counter(st, "proc_cpu_s", cpu1 - cpu0, GB_COUNTER_AVG_ITERATIONS);
+    gb_counter(st, "items", items, GB_COUNTER_AVG_ITERATIONS);
+    if (rt->costs && b->w->span_ns)
+        gb_counter(st, "span_s", b->w->span_ns(b->args, workers_in_use, rt->costs) / 1e9,
+                   GB_COUNTER_DEFAULT);
     for (int i = 0; i < sums.n; i++)
         gb_counter(st, sums.name[i], sums.sum[i], GB_COUNTER_AVG_ITERATIONS);
     gb_set_items_processed(st, (int64_t)items);
@@ -211,7 +255,10 @@ static void register_set(const workload_t *w, const long *args)
     b->next = all_sets;
     all_sets = b;
     gb_bench *g = gb_register(name, run_set, b);
-    gb_use_real_time(g);
+    if (rt->now_s)
+        gb_use_manual_time(g);
+    else
+        gb_use_real_time(g);
     gb_time_unit(g, GB_MS);
 }
 
@@ -251,8 +298,35 @@ static bool parse_set(const char *name, const workload_t **wp, long *args)
     return true;
 }
 
-static void register_sets(drv_sizes_t sizes)
+/* --set NAME: that one set, whatever its argument values ("/real_time" or
+ * "/manual_time" after it is ignored); exits when NAME names no workload here. */
+static void register_named(const char *name)
 {
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", name);
+    static const char *const suffixes[] = {"/real_time", "/manual_time"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t n = strlen(copy), k = strlen(suffixes[i]);
+        if (n > k && strcmp(copy + n - k, suffixes[i]) == 0)
+            copy[n - k] = 0;
+    }
+    const workload_t *w;
+    long args[WL_MAX_ARGS];
+    if (!parse_set(copy, &w, args)) {
+        fprintf(stderr, "bench (%s): --set %s: no workload %.*s here (--benchmark_list_tests "
+                        "lists the sets)\n", rt->variant, name, (int)strcspn(copy, "/"), copy);
+        exit(2);
+    }
+    register_set(w, args);
+}
+
+static void register_sets(drv_sizes_t sizes, char **named, int nnamed)
+{
+    if (nnamed > 0) {
+        for (int i = 0; i < nnamed; i++)
+            register_named(named[i]);
+        return;
+    }
     const char *const *names = rt->sets[sizes];
     if (names) {
         for (size_t i = 0; names[i]; i++) {
@@ -282,6 +356,10 @@ static void register_sets(drv_sizes_t sizes)
 
 static void context_cpu_model(void)
 {
+    if (rt->cpu_model) {
+        gb_add_context("cpu_model", rt->cpu_model);
+        return;
+    }
     char line[512], model[256] = "unknown";
     FILE *f = fopen("/proc/cpuinfo", "r");
     while (f && fgets(line, sizeof line, f)) {
@@ -347,8 +425,8 @@ static void add_context(drv_sizes_t sizes)
 
 static void usage_exit(const char *why)
 {
-    fprintf(stderr, "bench (%s): %s\nusage: bench [--workers N] [--full | --smoke] "
-                    "[Google Benchmark flags, see --help]\n", rt->variant, why);
+    fprintf(stderr, "bench (%s): %s\nusage: bench [--workers N] [--full | --smoke | "
+                    "--set NAME...] [Google Benchmark flags, see --help]\n", rt->variant, why);
     exit(2);
 }
 
@@ -361,7 +439,10 @@ int drv_main(int argc, char **argv, const drv_runtime_t *runtime)
         return 2;
     }
     /* Take our flags out of argv; the rest goes to Google Benchmark. */
-    int workers = 0, out = 1;
+    int workers = 0, out = 1, nnamed = 0;
+    char **named = calloc((size_t)argc, sizeof *named); /* the --set names */
+    if (!named)
+        return 2;
     drv_sizes_t sizes = DRV_BENCH;
     const char *env = getenv("SCHEDBENCH_FULL");
     if (env && strcmp(env, "1") == 0)
@@ -380,6 +461,11 @@ int drv_main(int argc, char **argv, const drv_runtime_t *runtime)
         } else if (strcmp(a, "--smoke") == 0) {
             sizes = DRV_SMOKE;
             continue;
+        } else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
+            if (a[5] == 0 && ++i == argc)
+                usage_exit("--set needs a benchmark name");
+            named[nnamed++] = a[5] ? argv[i] + 6 : argv[i];
+            continue;
         } else if (strcmp(a, "--policy") == 0) { /* what run.py plans by; starts nothing */
             char buf[256];
             if (!rt->policy || rt->policy(buf, sizeof buf) < 0)
@@ -393,6 +479,8 @@ int drv_main(int argc, char **argv, const drv_runtime_t *runtime)
                        "  --full       also the workloads' full argument sets "
                        "(or SCHEDBENCH_FULL=1)\n"
                        "  --smoke      only the workloads' small test sets\n"
+                       "  --set NAME   only this set (\"fib/n:30\"), whatever its values; "
+                       "repeatable\n"
                        "  --policy     print what the policy does (name=value words), "
                        "and exit\n\n",
                        BTHREAD_MAX_CONCURRENCY);
@@ -407,14 +495,41 @@ int drv_main(int argc, char **argv, const drv_runtime_t *runtime)
     }
     argc = out;
     argv[argc] = NULL;
+    /* one_iteration: Google Benchmark stops at the first iteration that reaches its
+     * minimum time, so a minimum of 0 stops at the first (->Iterations(1) would put
+     * "iterations:1" in every name); a caller's --benchmark_min_time, after it, wins. */
+    char min_time[] = "--benchmark_min_time=0";
+    char **gb_argv = argv;
+    if (rt->one_iteration) {
+        gb_argv = calloc((size_t)argc + 2, sizeof *gb_argv);
+        if (!gb_argv)
+            return 2;
+        gb_argv[0] = argv[0];
+        gb_argv[1] = min_time;
+        memcpy(gb_argv + 2, argv + 1, (size_t)(argc - 1) * sizeof *argv);
+        argc++;
+    }
 
-    workers_in_use = rt->start(workers);
+    /* A listing or the help starts nothing: names do not depend on the workers. */
+    bool listing = false;
+    for (int i = 1; i < argc; i++)
+        listing |= strcmp(gb_argv[i], "--help") == 0 ||
+                   (strncmp(gb_argv[i], "--benchmark_list_tests", 22) == 0 &&
+                    strcmp(gb_argv[i] + 22, "=false") != 0 && strcmp(gb_argv[i] + 22, "=0") != 0);
+    workers_in_use = listing ? (workers ? workers : 1) : rt->start(workers);
     if (workers_in_use < 1)
         return 2;
-    register_sets(sizes);
+    register_sets(sizes, named, nnamed);
+    free(named);
     add_context(sizes);
     (void)wl_iters_per_us(); /* calibrate once, before anything is timed */
-    int rc = gb_main(&argc, argv);
+    int rc = gb_main(&argc, gb_argv);
+    if (gb_argv != argv)
+        free(gb_argv);
+    if (rt->stop && !listing) {
+        int stop_rc = rt->stop(any_failed);
+        rc = rc ? rc : stop_rc;
+    }
     while (all_sets) {
         drv_set_t *next = all_sets->next;
         free(all_sets);

@@ -1,9 +1,11 @@
 /*
  * driver.h -- the one bench driver: build/<variant>/bench (harness/bench/bench_main.c) and
- * build/ref/<r>/bench (harness/ref/ref_main.c) are both this driver over a different
- * runtime.  The driver owns everything the two have in common:
+ * build/ref/<r>/bench (harness/ref/ref_main.c) and build-sim/<v>/simbench
+ * (harness/sim/sim_main.c: the variant in simulated time) are all this driver over a
+ * different runtime.  The driver owns everything the two have in common:
  *
- *   - the command line: [--workers N] [--full | --smoke] [Google Benchmark flags];
+ *   - the command line: [--workers N] [--full | --smoke | --set NAME...] [Google
+ *     Benchmark flags];
  *   - which argument sets are registered, under which names
  *     ("<workload>/<arg>:<value>/...", Google Benchmark appends "/real_time");
  *   - the timed loop: one parallel() per iteration, its answer checked against the
@@ -60,12 +62,14 @@ typedef enum drv_sizes { DRV_BENCH, DRV_FULL, DRV_SMOKE, DRV_NSIZES } drv_sizes_
 typedef struct drv_runtime {
     const char *variant;  /* the row's name: JSON "variant" ("chaselev", "tbb") */
     const char *runtime;  /* JSON "runtime" ("oneTBB 2021.8"), or NULL: not recorded */
+    const char *cpu_model; /* JSON "cpu_model"; NULL: /proc/cpuinfo's model name */
     const char *compiler; /* DRV_COMPILER as the runtime's code was compiled */
     const char *cflags;   /* the compiler and flags the runtime was built with */
     const char *git_rev;  /* the revision it was built from ("-dirty": tracked changes) */
 
     /* Start `workers` workers (0: the runtime's default) before anything is registered;
-     * the worker count in use, or -1 after saying why on stderr. */
+     * the worker count in use, or -1 after saying why on stderr.  Not called for a
+     * listing (--benchmark_list_tests) or --help. */
     int (*start)(int workers);
     /* The topology line for the run record ("1 package, 1 NUMA node, 2 cores, 2 PUs;
      * bound: no").  Length as snprintf, or -1 when unknown.  NULL: "unknown". */
@@ -97,10 +101,37 @@ typedef struct drv_runtime {
     /* Whether the runtime can express this argument set (NULL: all).  Sets it cannot
      * are not registered, and stderr says so. */
     bool (*supports)(const workload_t *w, const long *args);
+
+/* ---- a runtime in simulated time (build-sim/<v>/simbench); NULL / 0 for a real one ----- */
+
+    /* Run fn(arg) where the runtime's code runs, returning when it has: each parallel()
+     * and each reading of the counters (start and stop call it themselves).  NULL: on
+     * the calling thread.  The sequential answer, the workload's check and everything
+     * else run on the calling thread. */
+    void (*call)(void (*fn)(void *), void *arg);
+    /* The clocks an iteration is timed with, in seconds: elapsed time (the benchmarks
+     * then report it as Google Benchmark's manual time: "/manual_time" ends their names)
+     * and the CPU time of every thread (counter proc_cpu_s).  NULL: the wall clock
+     * ("/real_time") and the process's CPU time. */
+    double (*now_s)(void);
+    double (*cpu_s)(void);
+    /* One iteration per repetition (--benchmark_repetitions=R: R runs).  false: Google
+     * Benchmark decides by --benchmark_min_time. */
+    bool one_iteration;
+    /* Run each set once, untimed and checked, before its first iteration. */
+    bool warm_up;
+    /* The costs a workload's span is stated at (workload_t.span_ns): counter span_s, the
+     * critical path, per set.  NULL: no span. */
+    const wl_costs_t *costs;
+    /* Called once after the last benchmark, told whether a set failed (a wrong answer, a
+     * failed run): stop the runtime; drv_main's exit status.  NULL: 0 (the JSON says
+     * which sets failed). */
+    int (*stop)(bool a_set_failed);
 } drv_runtime_t;
 
 /* Parse the flags, start the runtime, register, record the context, run Google
- * Benchmark with the remaining flags.  Returns main()'s exit status (2: bad usage). */
+ * Benchmark with the remaining flags.  Returns main()'s exit status: 2 for bad usage,
+ * else stop's (0 without one). */
 int drv_main(int argc, char **argv, const drv_runtime_t *rt);
 
 #ifdef __cplusplus

@@ -7,8 +7,9 @@ Two halves, each a throughput ratio over one task at a time (k = 1), against the
 article's "20%+" (threshold 1.2):
   submission  a spawn_batch set with `batch` k (4 .. 64) over the same set with batch 0,
               on each row of config.BATCH_SUBMIT_ROWS;
-  stealing    a row whose thief takes up to k tasks over the row that takes one
-              (config.BATCH_STEAL_ROWS), on the sets with batch 0 from a worker.
+  stealing    a row whose thief takes up to k tasks over the row that takes one (a row
+              whose policy is that one's but for steal_batch: roles.batch_steal_rows),
+              on the sets with batch 0 from a worker.
 Both at the run's largest worker count, per grain, submitter setting and scenario (one
 submitter, or the late wave).  Why a gain can or cannot reach 1.2x is read off the k = 1
 run: its throughput against the ideal n x grain / P (no batch can beat P workers that
@@ -19,7 +20,7 @@ what batch stealing saves; tasks per steal: how much the batch took)."""
 import re
 
 from . import compare as cmp
-from .config import BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, REPRESENTATIVE
+from .config import BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, REPRESENTATIVE
 from .fmt import format_table
 from .gbjson import params_of, workload_of
 from .rundata import band_description, load_bands
@@ -53,9 +54,10 @@ def grain_us(c):
     return c.grain_ns / 1000
 
 
-def pairs(table, workers):
+def pairs(table, workers, steal_rows):
     """(half, row, k, k = 1 result, batched result, params) of every comparison the
-    index `table` can make at `workers` (a side may be None)."""
+    index `table` can make at `workers` (a side may be None); steal_rows: the run's
+    roles.batch_steal_rows()."""
     for bench, cells in sorted(table.items()):
         if workload_of(bench) != BATCH_WORKLOAD:
             continue
@@ -63,7 +65,7 @@ def pairs(table, workers):
         if p.get("batch") == "0":
             if p.get("from") != "1" or p.get("spin") != "0":
                 continue
-            for row, steals in BATCH_STEAL_ROWS.items():
+            for row, steals in steal_rows.items():
                 for other, k in steals:
                     yield "stealing", row, k, cells.get((row, workers)), cells.get((other, workers)), p
         elif p.get("batch") != "1":            # 1: NOSIGNAL + a flush each, --full only
@@ -89,7 +91,7 @@ def measured(data):
     """The run's batching comparisons (uncorrected: families.py closes the family)."""
     table, workers = data.index(), max(data.workers(), default=None)
     out = []
-    for half, row, k, one, batched, p in pairs(table, workers):
+    for half, row, k, one, batched, p in pairs(table, workers, data.roles().batch_steal_rows()):
         if one is None or batched is None:
             continue
         metric = metric_of(one, batched)
@@ -108,7 +110,8 @@ def simulated(sims):
     for sim in sims:
         workers = max(sim.workers(), default=None)
         err = errors_beside(sim.run_dir).get(BATCH_WORKLOAD)
-        for half, row, k, one, batched, p in pairs(sim.index(), workers):
+        steal_rows = sim.roles().batch_steal_rows()
+        for half, row, k, one, batched, p in pairs(sim.index(), workers, steal_rows):
             if one is None or batched is None:
                 continue
             metric = metric_of(one, batched)

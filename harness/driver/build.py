@@ -27,6 +27,18 @@ def read_bundle_marker(root):
     return marker
 
 
+def binary_policy(binary, cwd=None):
+    """The policy words a bench or simbench prints (`--policy`), parsed; {} when the
+    binary is not there or states none (a reference row without words)."""
+    if not os.path.exists(binary):
+        return {}
+    rc, out, err = run_capture([binary, "--policy"], timeout=60, cwd=cwd)
+    if rc != 0:
+        raise UsageError(f"{os.path.relpath(binary, cwd or os.getcwd())} --policy failed: "
+                         f"{last_line(err or out)}")
+    return parse_policy(out)
+
+
 class Build:
     """The source tree at `root`: asks make for names, finds the benchmark binaries."""
 
@@ -102,18 +114,11 @@ class Build:
             print(f"{PROG}: make {' '.join(targets)} failed:\n{p.stdout}", file=sys.stderr, end="")
         return p.returncode == 0
 
-    def policy(self, variant):
+    def policy(self, variant, reference=False):
         """What the variant's policy does, as its bench prints it (`bench --policy`,
         bthread_get_policy): {"steals": 1, "steal_batch": 4, ...}; {} when the bench is
         not built.  The driver selects by these properties, never by a variant's name."""
-        binary = self.binary(variant, False)
-        if not os.path.exists(binary):
-            return {}
-        rc, out, err = run_capture([binary, "--policy"], timeout=60, cwd=self.root)
-        if rc != 0:
-            raise UsageError(f"{os.path.relpath(binary, self.root)} --policy failed: "
-                             f"{last_line(err or out)}")
-        return parse_policy(out)
+        return binary_policy(self.binary(variant, reference), self.root)
 
     def list_benchmarks(self, binary, full):
         """The benchmark names the binary lists (`--benchmark_list_tests`), in its order."""

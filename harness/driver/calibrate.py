@@ -199,9 +199,8 @@ def run(tool, name, out_dir, echo=print):
     return path
 
 
-# (workload, simbench --args, the bench's benchmark name) of the two fitting benchmarks
-CODE_BENCH = (("yield", "2,100000", "yield/threads:2/rounds:100000/real_time"),
-              ("fib", "25", "fib/n:25/real_time"))
+# the two fitting benchmarks, by name (bench and simbench run the same set)
+CODE_BENCH = ("yield/threads:2/rounds:100000/real_time", "fib/n:25/real_time")
 
 
 def _measured_ns_per_item(bench, name, tmp):
@@ -217,9 +216,9 @@ def _measured_ns_per_item(bench, name, tmp):
             statistics.median(e.real_s for e in runs))
 
 
-def _simulated_per_item(simbench, flat, workload, args, tmp):
+def _simulated_per_item(simbench, flat, name, tmp):
     out = os.path.join(tmp, "sim.json")
-    subprocess.run(simbench_argv(simbench, flat, 1, workload, args, 1, out=out),
+    subprocess.run(simbench_argv(simbench, flat, 1, name, 1, out=out),
                    check=True, capture_output=True, timeout=600)
     e = load_gb_file(out)[1][0]
     items = e.counters["items"]
@@ -241,10 +240,10 @@ def code_costs(doc, src, echo=print):
     with tempfile.TemporaryDirectory() as tmp:
         flat = os.path.join(tmp, "model.flat")
         atomic_write_text(flat, modelmod.flatten(m))
-        for workload, args, name in CODE_BENCH:
+        for name in CODE_BENCH:
             echo("calibrate: scheduler code: %s, measured and simulated at 1 worker" % name)
             real, seconds = _measured_ns_per_item(bench, name, tmp)
-            sim, acc, jumps = _simulated_per_item(simbench, flat, workload, args, tmp)
+            sim, acc, jumps = _simulated_per_item(simbench, flat, name, tmp)
             rows.append((real - sim, acc, jumps, real, sim))
             measured[name] = seconds
     (d1, a1, j1, _, _), (d2, a2, j2, _, _) = rows
@@ -256,7 +255,7 @@ def code_costs(doc, src, echo=print):
     cs = max(0.0, (d1 - a1 * ca) / j1) if j1 > 0 else 0.0
     how = "; ".join("%s: measured %.1f ns/item, simulated without code %.1f ns/item, %.1f "
                     "accesses and %.3f switches per item" % (name, real, sim, acc, jumps)
-                    for (_, acc, jumps, real, sim), (_, _, name) in zip(rows, CODE_BENCH))
+                    for (_, acc, jumps, real, sim), name in zip(rows, CODE_BENCH))
     fit = ("fitted by ./run.py calibrate from build/%s/bench at 1 worker (median of 5) "
            "and the simulation without the two code costs: " % REPRESENTATIVE + how +
            " (these two benchmarks are in-sample in validation); " + src)

@@ -11,7 +11,7 @@ import re
 
 from . import compare as cmp
 from . import families
-from .config import BATCH_ONLY, CLAIM_BAND, CLAIM_WORKLOAD, REPRESENTATIVE
+from .config import CLAIM_BAND, CLAIM_WORKLOAD, REPRESENTATIVE
 from .gbjson import display_name, params_of, workload_of
 from .plots import (ENVELOPE_COLOR, ENVELOPE_LABEL, Plot, envelope_rows, gp_num, gp_str,
                     gp_tic, horizontal_line, param_words, rows_of, safe_name,
@@ -51,10 +51,10 @@ class ClaimPlots:
         for d, _ in self.runs:
             variants += [v for v in d.variants() if v not in variants]
         refs = {r.variant for d, _ in self.runs for r in d.results if r.reference}
-        # a reference row of the batching experiment alone is neither base nor line
-        variants = [v for v in variants if v not in refs or v not in BATCH_ONLY]
         self.roles = Roles.merged([d.roles(beside=data) if d is not data else d.roles()
                                    for d, _ in self.runs])
+        # a reference row of the batching experiment alone is neither base nor line
+        variants = [v for v in variants if v not in refs or v not in self.roles.batch_only()]
         self.pools = self.roles.pools(variants)
         self.baselines = self.pools + sorted(refs & set(variants))
         # the heat maps: over each baseline, and over the variant the user compares against

@@ -1,8 +1,8 @@
 """The command lines of the two bench drivers, each built here and nowhere else.
 
 bench (harness/bench/driver.h, over Google Benchmark) takes Google Benchmark's flags and
---workers; simbench (harness/sim/sim_main.c) runs one argument set of one workload on a
-machine model in simulated time and writes the same JSON.  The sweep, the simulator, the
+--workers; simbench (harness/sim/sim_main.c) is the same driver over the variant in
+simulated time on a machine model, run here one argument set at a time (--set).  The sweep, the simulator, the
 targets and the calibration all start them through these two functions."""
 
 
@@ -28,13 +28,16 @@ def bench_argv(binary, out, name_filter=None, workers=None, min_time=None, repet
     return cmd
 
 
-def simbench_argv(binary, model, workers, workload, args, reps, seed=None, out=None):
-    """One simbench run of one argument set (`args`, the workload's own text) on the
-    flattened model file `model`; its JSON to `out`, or to stdout when out is None."""
-    cmd = [binary, "--model", model, "--workers", str(workers), "--workload", workload,
-           "--args", args, "--reps", str(reps)]
+def simbench_argv(binary, model, workers, benchmark, reps, seed=None, out=None):
+    """One simbench run of one argument set (`benchmark`, its name: any values its
+    workload takes) on the flattened model file `model`, `reps` repetitions; its JSON to
+    `out`, or to stdout when out is None."""
+    cmd = [binary, "--model", model, "--workers", str(workers), "--set", benchmark,
+           f"--benchmark_repetitions={reps}"]
     if seed is not None:
         cmd += ["--seed", str(seed)]
     if out is not None:
-        cmd += ["--out", out]
+        cmd += [f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    else:
+        cmd.append("--benchmark_format=json")
     return cmd

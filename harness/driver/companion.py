@@ -17,11 +17,11 @@ import datetime
 import os
 
 from . import simmodel
-from .config import (ARTICLE_WORKLOAD, BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD,
+from .config import (ARTICLE_WORKLOAD, BATCH_SUBMIT_ROWS, BATCH_WORKLOAD,
                      COMPANION_WORKLOADS, UsageError, parse_name_list, warn)
 from .gnuplot import write_simulated_plots
 from .proc import usable_cpus
-from .rundata import (COMPANION_KEY, MODEL_KEY, companion_dirs, medians, read_meta,
+from .rundata import (COMPANION_KEY, MODEL_KEY, companion_dirs, load_run, medians, read_meta,
                       record_meta, string_list)
 from .simulate import SimError, make_sim, simulate, variants_built
 
@@ -112,7 +112,9 @@ def batching_companion(real_run, machine, jobs=1, command="", echo=print, quiet=
     its quick sweep's sets, 3 repetitions and the band of every point.  (its directory,
     failed points), or (None, []) when the run has no such row."""
     m = simmodel.load(machine)
-    rows = set(BATCH_SUBMIT_ROWS) | {r for steals in BATCH_STEAL_ROWS.values() for r, _ in steals}
+    roles = load_run(real_run).roles()
+    rows = set(BATCH_SUBMIT_ROWS) | {r for steals in roles.batch_steal_rows().values()
+                                     for r, _ in steals}
     measured = {k[0] for k in medians(real_run) if k[2].split("/")[0] == BATCH_WORKLOAD}
     make_sim()
     variants = sorted(measured & rows & set(variants_built()))

@@ -47,18 +47,11 @@ AA_VARIANT = "chaselev"
 AA_SUFFIX = "-aa"
 # Section 4.2's batching experiment (workloads/spawn_batch.c; families.py's `batching`,
 # answers.py's row).  Batch submission (a spawn_batch set with `batch` k over the same
-# set with batch 0) is asked of BATCH_SUBMIT_ROWS; batch stealing of the rows that differ
-# from one of them only in how many tasks a thief takes per visit (BATCH_STEAL_ROWS: the
-# row, and its k), over that row (k = 1), on the sets with batch 0 from a worker.
+# set with batch 0) is asked of BATCH_SUBMIT_ROWS; batch stealing of the rows whose policy
+# is one of those rows' in every word but steal_batch (roles.batch_steal_rows: the row and
+# its k), over that row (k = 1), on the sets with batch 0 from a worker.
 BATCH_WORKLOAD = "spawn_batch"
 BATCH_SUBMIT_ROWS = (REPRESENTATIVE, "ws")
-BATCH_STEAL_ROWS = {
-    REPRESENTATIVE: (("steal4", "4"), ("steal16", "16"), ("steal32", "32"), ("half", "half")),
-    "ws": (("ws-steal4", "4"), ("ws-steal16", "16"), ("ws-steal32", "32"), ("ws-half", "half")),
-}
-# The rows that exist for that experiment: a sweep that names no variants runs them on
-# BATCH_WORKLOAD alone (half predates it and runs everything).
-BATCH_ONLY = ("steal4", "steal16", "steal32", "ws-steal4", "ws-steal16", "ws-steal32", "ws-half")
 # The article's own scheduler (harness/ref/ws.c): its stealing row over its no-steal row
 # is section 5 in the article's design (families.py's `article, its design`).
 ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING = "ws-nosteal", "ws"

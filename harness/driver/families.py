@@ -29,7 +29,7 @@ A speedup is base time / variant time (higher: the variant is faster); elastic's
 elastic's time / the representative's (lower: elastic takes less)."""
 
 from . import compare as cmp
-from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_WORKLOAD, BATCH_ONLY,
+from .config import (ARTICLE_DESIGN_POOL, ARTICLE_DESIGN_STEALING, ARTICLE_WORKLOAD,
                      CLAIM_WORKLOAD, REPRESENTATIVE)
 
 ARTICLE_METRIC = "window_s"
@@ -60,9 +60,9 @@ class RunComparisons:
         self.top = max(self.workers) if self.workers else None
         self.twins = data.twins()
         self.variants = data.variants()          # without the A/A twin
-        # the rows of the batching experiment alone are no base (config.BATCH_ONLY)
-        refs = {r.variant for r in data.results if r.reference} - set(BATCH_ONLY)
         self.roles = data.roles()
+        # the rows of the batching experiment alone are no base (roles.batch_only)
+        refs = {r.variant for r in data.results if r.reference} - self.roles.batch_only()
         self.pools = self.roles.pools(self.variants)
         self.article_pool = self.roles.article_pool(self.variants)
         self.bases = self.pools + sorted(refs)

@@ -7,9 +7,9 @@ model for a SIMULATED one.  A form is one workload with some of its parameters f
 the grain parameter and the task count vary with the cell (size_of: about `work_ns` of
 total work, at least MIN_TASKS_PER_WORKER tasks a worker, at most `cap`).  The rules
 reproduce the workloads' registered argument sets at the grains they register, so a
-measured cell is simply a registered benchmark whose name the rule gives: the bench
-runs only registered sets (harness/bench/driver.c has no --args, simbench has), and the
-measured grid is what they cover (MISSING)."""
+measured cell is simply a registered benchmark whose name the rule gives: the measured
+sweep runs the sets a bench lists (its points filter that listing; simbench runs any
+set by name, --set), and the measured grid is what they cover (MISSING)."""
 
 import dataclasses
 import math
@@ -135,9 +135,10 @@ MISSING = (
      "its parameters): the trees sit at their own grain.  A per-task work parameter "
      "(`grain_ns`) on either would put them on the grain axis."),
     ("measured cells at any grain",
-     "the bench (harness/bench/driver.c) runs only the argument sets a workload registers "
-     "(its default, full and test sets) and takes no `--args` as simbench does: a "
-     "measured cell exists where a registered set falls on the grid."),
+     "the measured sweep runs the argument sets a bench (harness/bench) lists, a "
+     "workload's default, full and test sets, through a filter on that listing: a measured "
+     "cell exists where a registered set falls on the grid.  The SIMULATED sweep names "
+     "each set it runs (the driver's --set), which the measured one could do too."),
     ("UTS SIMULATED",
      "the `tree` values `uts` registers are the standard UTS trees of 4.1 million nodes "
      "(and a test tree too small for more than a few workers), each node's SHA-1 "
@@ -154,8 +155,8 @@ def bench_name(workload, params, order):
 
 def arg_order(listing, workload):
     """The workload's parameter names in their order, from a listed benchmark name (a
-    simbench listing {workload: [(name, args)]} or a list of names)."""
-    names = [n for n, _ in listing.get(workload, [])] if isinstance(listing, dict) else \
+    simbench listing {workload: [name]} or a list of names)."""
+    names = listing.get(workload, []) if isinstance(listing, dict) else \
         [n for n in listing if workload_of(n) == workload]
     return list(params_of(names[0])) if names else None
 

@@ -12,11 +12,12 @@ import subprocess
 import tempfile
 
 from .commands import bench_argv
-from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, BATCH_ONLY, BATCH_STEAL_ROWS,
-                     BATCH_SUBMIT_ROWS, BATCH_WORKLOAD, CALIBRATION_FILTER, CLAIM_PARAM,
-                     ITERS_ENV, SCENARIO_WORKLOADS, SWEPT_PARAM, WHOLE_WORKLOADS, UsageError,
-                     check_unknown, warn)
-from .gbjson import params_of, workload_of
+from .build import binary_policy
+from .config import (AA_SUFFIX, AA_VARIANT, ARTICLE_WORKLOAD, BATCH_WORKLOAD,
+                     CALIBRATION_FILTER, CLAIM_PARAM, ITERS_ENV, SCENARIO_WORKLOADS,
+                     SWEPT_PARAM, WHOLE_WORKLOADS, UsageError, check_unknown, warn)
+from .gbjson import params_of, set_name, workload_of
+from .roles import Roles
 
 
 @dataclasses.dataclass
@@ -89,28 +90,26 @@ def group_by_workload(names):
     return groups
 
 
-STEAL_ROWS = {row for rows in BATCH_STEAL_ROWS.values() for row, _ in rows}
-
-
-def batch_selection(listed, variant):
-    """The batching experiment's sets for one row (config.BATCH_*): every one for a row
-    whose batch submission is asked (and its A/A twin); for a row that differs only in
-    how many tasks a thief takes, the sets with batch 0 from a worker (one task per
-    publication: the stealing half); for any other row the first set."""
-    if variant in BATCH_SUBMIT_ROWS or variant == AA_VARIANT + AA_SUFFIX:
+def batch_selection(listed, part):
+    """The batching experiment's sets for one row by its part (roles.batch_part): every
+    one for a row whose batch submission is asked ("submit"); for a row that differs
+    from one only in how many tasks a thief takes ("steal"), the sets with batch 0 from
+    a worker (one task per publication: the stealing half); for any other row the first
+    set."""
+    if part == "submit":
         return list(listed)
-    if variant in STEAL_ROWS:
+    if part == "steal":
         return [n for n in listed if params_of(n).get("batch") == "0"
                 and params_of(n).get("from") == "1" and params_of(n).get("spin") == "0"]
     return listed[:1]
 
 
-def quick_selection(listed, more=(), workers=None, variant=None):
+def quick_selection(listed, more=(), workers=None, part=None):
     """The quick sweep's share of one workload's listed argument sets: the first, and
     those that differ from it only in CLAIM_PARAM (so the imbalance sweep stays whole);
     every set of WHOLE_WORKLOADS, and of `more` (the full listing's further sets, for the
     workloads of SWEPT_PARAM) those that differ from the first only in the swept
-    parameter (the article's every d); the batching experiment's by row
+    parameter (the article's every d); the batching experiment's by the row's part
     (batch_selection); at one worker only the first set of SCENARIO_WORKLOADS (config.py:
     one worker has nothing to balance)."""
     if not listed:
@@ -119,7 +118,7 @@ def quick_selection(listed, more=(), workers=None, variant=None):
     if workers == 1 and workload in SCENARIO_WORKLOADS:
         return [listed[0]]
     if workload == BATCH_WORKLOAD:
-        return batch_selection(listed, variant)
+        return batch_selection(listed, part)
     first = params_of(listed[0])
     swept = {SWEPT_PARAM.get(workload, CLAIM_PARAM)}
 
@@ -133,16 +132,16 @@ def quick_selection(listed, more=(), workers=None, variant=None):
 
 
 def select_sets(listed, all_sets=False, regex=None, like=None, more=(), workers=None,
-                variant=None):
+                part=None):
     """One workload's argument sets (benchmark names, in the listing's order) in a sweep:
     those named in `like` (a real run's benchmarks, which a simulated sweep can take),
     else those the regular expression matches, else all of them with all_sets, else
-    quick_selection's (with `more`, `workers` and `variant`)."""
+    quick_selection's (with `more`, `workers` and the row's batching `part`)."""
     if like is not None:
         return [n for n in listed if n in like]
     if regex:
         return [n for n in listed if regex.search(n)]
-    return list(listed) if all_sets else quick_selection(listed, more, workers, variant)
+    return list(listed) if all_sets else quick_selection(listed, more, workers, part)
 
 
 def name_regex(text, option="--filter"):
@@ -171,7 +170,8 @@ def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=
     argument sets: all listed ones with full, all_sets or a name filter, else
     quick_selection's (the article's every swept d comes from the full listing: a set
     only that listing has makes its point `full`, run with the full sets registered).
-    Unless the variants were named, the rows of config.BATCH_ONLY run BATCH_WORKLOAD
+    Unless the variants were named, the rows that exist for the batching experiment
+    alone (roles.batch_only, from the policies the benches print) run BATCH_WORKLOAD
     alone.  A run of config.AA_VARIANT gets its A/A twin: the same points under the
     label <variant> + AA_SUFFIX."""
     listings, full_listings = {}, {}
@@ -194,19 +194,22 @@ def plan_points(build, targets, workloads, workers, name_filter, full, all_sets=
     else:
         workloads = build.workloads
     regex = name_regex(name_filter)
+    roles = Roles({t.name: build.policy(t.name, t.reference) for t in targets},
+                  {t.name for t in targets if t.reference})
+    batch_only = roles.batch_only()
     points = []
     for t in targets:
         more_of = group_by_workload(full_listings.get(t.name, []))
         for workload, listed in group_by_workload(listings[t.name]).items():
             if workloads and workload not in workloads:
                 continue
-            if not named and t.name in BATCH_ONLY and workload != BATCH_WORKLOAD:
+            if not named and t.name in batch_only and workload != BATCH_WORKLOAD:
                 continue
             more = [n for n in more_of.get(workload, []) if n not in listed] \
                 if workload == ARTICLE_WORKLOAD else []
             for w in workers:
                 chosen = select_sets(listed, full or all_sets, regex, more=more, workers=w,
-                                     variant=t.name)
+                                     part=roles.batch_part(t.name))
                 if not chosen:
                     continue
                 extra = [n for n in chosen if n not in listed]
@@ -237,14 +240,12 @@ def twin_points(points):
 
 
 def simulated_listing(binary):
-    """{workload: [(benchmark name, its --args string), ...]} from `simbench --list`."""
-    out = subprocess.run([binary, "--list"], check=True, capture_output=True,
+    """{workload: [benchmark name, ...]} of simbench's listing (the driver's:
+    --benchmark_list_tests), each named as results key it (gbjson.set_name)."""
+    out = subprocess.run([binary, "--benchmark_list_tests"], check=True, capture_output=True,
                          text=True).stdout
-    listing = {}
-    for line in out.splitlines():
-        workload, _, name, args = line.split()
-        listing.setdefault(workload, []).append((name, args))
-    return listing
+    return group_by_workload(set_name(line.strip()) for line in out.splitlines()
+                             if line.strip())
 
 
 def simulated_points(targets, listing, workloads, workers, model, all_sets=False,
@@ -258,18 +259,18 @@ def simulated_points(targets, listing, workloads, workers, model, all_sets=False
     workloads = workloads or sorted(listing)
     check_unknown(workloads, listing, "workload")
     regex = name_regex(name_filter)
+    roles = Roles({t.name: binary_policy(t.binary) for t in targets})
     points = []
     for t in targets:   # the sets may depend on the row (quick_selection)
         chosen = {}
         for workload in sorted(workloads):
-            names = select_sets([name for name, _ in listing[workload]], all_sets, regex, like,
-                                variant=t.name)
+            names = select_sets(listing[workload], all_sets, regex, like,
+                                part=roles.batch_part(t.name))
             if names:
-                args = dict(listing[workload])
-                chosen[workload] = (names, [args[n] for n in names])
-        points += [make_point(t, t.binary, w, workload, names, args=args, filter=None,
-                              simulated=True, model=model)
-                   for w in workers for workload, (names, args) in sorted(chosen.items())]
+                chosen[workload] = names
+        points += [make_point(t, t.binary, w, workload, names, filter=None, simulated=True,
+                              model=model)
+                   for w in workers for workload, names in sorted(chosen.items())]
     return points
 
 

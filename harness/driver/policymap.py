@@ -125,29 +125,26 @@ def _num(v):
 
 def sim_choose(settings, workers, names_at):
     """start_sim's `choose`: one point per (variant, workers, workload) holding the
-    cells' argument sets; names_at(listing, workers) -> {benchmark: args string}."""
+    cells' argument sets; names_at(listing, workers, variant) -> [benchmark name]."""
     def choose(targets, listing, m):
         points = []
         for t in targets:
             for w in workers:
-                sets = names_at(listing, w, t.name)
                 by = {}
-                for name, args in sets.items():
-                    by.setdefault(name.split("/", 1)[0], []).append((name, args))
-                for workload, items in sorted(by.items()):
-                    points.append(make_point(t, t.binary, w, workload, [n for n, _ in items],
-                                             args=[a for _, a in items], filter=None,
+                for name in names_at(listing, w, t.name):
+                    by.setdefault(name.split("/", 1)[0], []).append(name)
+                for workload, names in sorted(by.items()):
+                    points.append(make_point(t, t.binary, w, workload, names, filter=None,
                                              simulated=True, model=m["name"]))
         return points
     return choose
 
 
 def grid_sets(settings, listing, workers):
-    """{name: args} of the SIMULATED cells at one worker count."""
+    """The benchmark names of the SIMULATED cells at one worker count."""
     order = lambda wl: mapgrid.arg_order(listing, wl)
-    cells = mapgrid.cell_names(forms_of(settings["sim_forms"]), settings["sim_grains"],
-                               workers, order, True)
-    return {name: ",".join(str(v) for v in params_of(name).values()) for name in cells}
+    return list(mapgrid.cell_names(forms_of(settings["sim_forms"]), settings["sim_grains"],
+                                   workers, order, True))
 
 
 # --- the phases ----------------------------------------------------------------------
@@ -226,10 +223,9 @@ def run_simulated(map_dir, settings, build, engine, args):
         names = {}
         for p in measured["points"]:
             if not p["reference"] and not p.get("twin_of"):
-                for b in p["benchmarks"]:
-                    names.setdefault(p["workers"], {})[b] = ",".join(params_of(b).values())
+                names.setdefault(p["workers"], []).extend(p["benchmarks"])
         sub = os.path.join(map_dir, HELDOUT)
-        choose = sim_choose(settings, sorted(names), lambda listing, w, v: names.get(w, {}))
+        choose = sim_choose(settings, sorted(names), lambda listing, w, v: names.get(w, []))
         jobs.append((sub, lambda sub=sub, choose=choose: start_sim(
             "here", variants, None, sorted(names), 1, settings["seed"], sub,
             command=command_line(), choose=choose)))
@@ -261,18 +257,18 @@ def run_ends(map_dir, settings, engine, args):
         nominal = os.path.join(map_dir, sim_dir(model))
         cand = candidates(nominal, settings, settings["band_within"])
         plan = read_plan(nominal)
-        args_of = {(p["variant"], p["workers"], b): a for p in plan["points"]
-                   for b, a in zip(p["benchmarks"], p["args"])}
+        planned = [(p["variant"], p["workers"], b) for p in plan["points"]
+                   for b in p["benchmarks"]]
         variants = sorted({v for v, _, _ in cand})
         m = simmodel.load(model)
         for label, group, factor in simmodel.band_ends(m):
             sub = os.path.join(map_dir, sim_dir(model, label))
             ends_of.setdefault(nominal, []).append((label, sub))
 
-            def names_at(listing, w, v, cand=cand, args_of=args_of):
+            def names_at(listing, w, v, cand=cand, planned=planned):
                 # in the nominal plan's order: the same plan wherever it is made
-                return {b: a for (cv, cw, b), a in args_of.items()
-                        if cv == v and cw == w and (cv, cw, b) in cand}
+                return [b for (cv, cw, b) in planned
+                        if cv == v and cw == w and (cv, cw, b) in cand]
 
             def start(sub=sub, model=model, label=label, group=group, factor=factor,
                       workers=workers, variants=variants, names_at=names_at):

@@ -11,13 +11,20 @@ records it in each JSON context as "policy": "steals=0 keeps_tasks=1 ...".  From
   pool            traditional pool, seed 003)
   deactivating    the variants that park workers for good when work is scarce (their
                   own comparison in families.py)
+  batch stealing  section 4.2's rows: those whose policy is a batch-submission row's
+                  (config.BATCH_SUBMIT_ROWS) in every word but steal_batch (batching.py);
+                  the ones that exist for that experiment alone run its workload alone
+
+A reference row (a runtime of harness/ref/, its context's "runtime") is never a pool:
+the pools are variants.  It states only the words it has (the article's scheduler,
+harness/ref/ws.c: steals and steal_batch).
 
 A run records its variants' policies (the raw files' contexts; a simulated run's
 meta.json "policies", written by simulate.start_sim from the tree's benches); a run that
 recorded none falls back to the tree's build (Build.policy), and a variant whose policy is
 known nowhere plays no part."""
 
-from .config import UsageError
+from .config import BATCH_SUBMIT_ROWS, UsageError
 
 # (the policy property that makes a pool of this kind, its name in sentences, in table
 # headers, what it does): a pool takes the first kind whose property it has, in this order, which is
@@ -55,14 +62,16 @@ def pool_kind(policy):
 class Roles:
     """The parts the variants of one run play: {variant: policy dict} in, questions out."""
 
-    def __init__(self, policies):
+    def __init__(self, policies, references=()):
         self.policies = {v: p for v, p in policies.items() if p}
+        self.references = set(references)
 
     @classmethod
     def of(cls, contexts, meta=None, build=None, variants=()):
         """From a run's raw contexts ({variant: context}), else its meta.json "policies",
         else, for `variants`, the build's benches (`build`: a Build, or None)."""
         policies = {v: parse_policy(c.get("policy")) for v, c in (contexts or {}).items()}
+        references = {v for v, c in (contexts or {}).items() if c.get("runtime")}
         recorded = (meta or {}).get("policies")
         for v, words in (recorded.items() if isinstance(recorded, dict) else ()):
             policies[v] = policies.get(v) or parse_policy(words)
@@ -72,20 +81,21 @@ class Roles:
                     policies[v] = build.policy(v)      # {} where its bench is not built
                 except UsageError:
                     policies[v] = {}
-        return cls(policies)
+        return cls(policies, references)
 
     @classmethod
     def merged(cls, many):
         """The roles of several runs drawn together (a measured run and its SIMULATED
         companion): each variant's policy from the first run that knows it."""
-        policies = {}
+        policies, references = {}, set()
         for r in many:
             for v, p in r.policies.items():
                 policies.setdefault(v, p)
-        return cls(policies)
+            references |= r.references
+        return cls(policies, references)
 
     def kind(self, variant):
-        return pool_kind(self.policies.get(variant))
+        return None if variant in self.references else pool_kind(self.policies.get(variant))
 
     def is_pool(self, variant):
         return self.kind(variant) is not None
@@ -105,6 +115,42 @@ class Roles:
         """The variants that deactivate workers when work is scarce."""
         return [v for v in (self.policies if variants is None else variants)
                 if (self.policies.get(v) or {}).get("deactivates")]
+
+    def batch_steal_rows(self):
+        """{base: [(row, k)]}: for each row of config.BATCH_SUBMIT_ROWS whose policy is
+        known, the rows whose policy is the base's in every word but steal_batch, with k
+        their steal_batch ("half": half the victim's queue), by k."""
+        out = {}
+        for base in BATCH_SUBMIT_ROWS:
+            mine = self.policies.get(base)
+            if not mine or "steal_batch" not in mine:
+                continue
+            rows = []
+            for row, p in self.policies.items():
+                k = p.get("steal_batch")
+                if row != base and k is not None and k != mine["steal_batch"] and \
+                        {w: v for w, v in p.items() if w != "steal_batch"} == \
+                        {w: v for w, v in mine.items() if w != "steal_batch"}:
+                    rows.append((k if k > 0 else float("inf"), row, "half" if k < 0 else str(k)))
+            out[base] = [(row, k) for _, row, k in sorted(rows)]
+        return out
+
+    def batch_part(self, variant):
+        """A row's part in the batching experiment's quick sweep: "submit" (a row of
+        config.BATCH_SUBMIT_ROWS), "steal" (a batch-stealing row), or None."""
+        if variant in BATCH_SUBMIT_ROWS:
+            return "submit"
+        steal = {row for rows in self.batch_steal_rows().values() for row, _ in rows}
+        return "steal" if variant in steal else None
+
+    def batch_only(self):
+        """The rows that exist for the batching experiment alone, whose other measurements
+        would repeat their base's: the batch-stealing rows that take a fixed k > 1, and
+        those of a reference row (the article's scheduler, whose rows serve its
+        experiments).  A sweep that names no variants runs them on its workload alone;
+        half (a policy of its own standing) runs everything."""
+        return {row for base, rows in self.batch_steal_rows().items() for row, k in rows
+                if k != "half" or base in self.references}
 
     def words(self, variant):
         """'the per-thread-queue pool', or the variant id for any other variant."""

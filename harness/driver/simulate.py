@@ -8,7 +8,7 @@ JSON documents merged into the point's raw file.  The run is results/<run-id>/ i
 run.py's layout (results/README.md):
 
   meta.json      "simulated": true, "model", the model's description and topology
-  plan.json      the points, as run.py's (plus "simulated", "model", "args")
+  plan.json      the points, as run.py's (plus "simulated" and "model")
   status.json    per point: ok, rc, errors, message, seconds, finished, as run.py's
   machine.json   the model the run used (a copy, sources included); model.flat its flat form
   raw/<v>/workers-<N>/<workload>.json   Google Benchmark JSON, context "simulated": true
@@ -92,11 +92,16 @@ def json_text(doc):
     return json.dumps(doc, indent=2) + "\n"
 
 
-def simbench_command(point, flat, args, reps, seed):
-    """One simbench run: the point's variant, worker count and workload on the model
-    file `flat`, one argument set."""
-    return simbench_argv(point["binary"], flat, point["workers"], point["workload"], args,
-                         reps, seed)
+def simbench_command(point, flat, benchmark, reps, seed):
+    """One simbench run: the point's variant and worker count on the model file `flat`,
+    one of its argument sets (`benchmark`, by name), to run in the source tree (cwd
+    ROOT): a binary of the tree is named relative to it, so that the JSON context's
+    "executable" carries no absolute path of this machine."""
+    binary = point["binary"]
+    if os.path.isabs(binary) and os.path.commonpath([binary, ROOT]) == ROOT:
+        binary = os.path.join(".", os.path.relpath(binary, ROOT))
+    return simbench_argv(binary, os.path.abspath(flat), point["workers"], benchmark, reps,
+                         seed)
 
 
 class SimBackend:
@@ -134,12 +139,12 @@ class SimBackend:
         failed run's status (None when no run printed JSON), each failure named."""
         doc, failures, rc = None, [], 0
         flat = self.model_file()
-        for name, args in zip(point["benchmarks"], point["args"]):
-            cmd = simbench_command(point, flat, args,
+        for name in point["benchmarks"]:
+            cmd = simbench_command(point, flat, name,
                                    point.get("repetitions", plan["repetitions"]), plan["seed"])
             log.write(shlex.join(cmd) + "\n")
             log.flush()
-            p = subprocess.run(cmd, capture_output=True, text=True)
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
             log.write(p.stderr)
             if p.returncode != 0:
                 rc = p.returncode
@@ -317,16 +322,16 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
         path = os.path.join(run_dir, "model.%s.flat" % label.replace(" ", "_"))
         atomic_write_text(path, modelmod.flatten(modelmod.scaled(m, group, factor)))
         flats[label] = path
-    jobs_list = [(p, name, args, label) for p in points
-                 for name, args in zip(p["benchmarks"], p["args"]) for label, _, _ in ends]
+    jobs_list = [(p, name, label) for p in points for name in p["benchmarks"]
+                 for label, _, _ in ends]
     echo("simulate: the band of %d points: %d re-simulations (%s)"
          % (len(points), len(jobs_list), ", ".join(e[0] for e in ends)))
     out, failed = {}, []
 
     def one(job):
-        p, name, args, label = job
-        cmd = simbench_command(p, flats[label], args, 1, seed)
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        p, name, label = job
+        cmd = simbench_command(p, flats[label], name, 1, seed)
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         try:
             _, entries = parse_gb_doc(json.loads(r.stdout), cmd[0]) if r.returncode == 0 \
                 else (None, [])
@@ -340,7 +345,7 @@ def simulate_bands(m, run_dir, points, seed, jobs, echo=print):
         return job, (e.real_s, counters)
 
     metrics = {}
-    for (p, name, _, label), got in map_jobs(one, jobs_list, jobs):
+    for (p, name, label), got in map_jobs(one, jobs_list, jobs):
         key = "%s/%d/%s" % (p["variant"], p["workers"], name)
         if got is None:
             failed.append("%s (%s)" % (key, label))

@@ -61,7 +61,6 @@ from .files import atomic_write_json, atomic_write_text  # noqa: E402
 from .gbjson import BadResultFile, load_gb_file  # noqa: E402
 from .fmt import now_iso  # noqa: E402
 from .machine import git_info  # noqa: E402
-from .plan import simulated_listing  # noqa: E402
 
 GO_DIR = os.path.join(ROOT, "harness", "ref", "go")
 OURS = f"build/{REPRESENTATIVE}/bench"
@@ -138,15 +137,10 @@ def go_bench(pattern, procs, benchtime="1s", log=None):
 def sim_bench(variant, machine, workers, name, log=None):
     """One simulated point: (simulated ns, {counter: value}) of benchmark `name` (its
     workload's argument set) on build-sim/<variant>/simbench.  Deterministic: one run."""
-    wl = name.split("/")[0]
-    sets = simulated_listing(simulate.binary(variant)).get(wl, [])
-    args = next((a for b, a in sets if b == name), None)
-    if args is None:
-        raise RuntimeError(f"simbench {variant}: no argument set {name}")
     with tempfile.TemporaryDirectory() as tmp:
         flat, out = os.path.join(tmp, "model.flat"), os.path.join(tmp, "b.json")
         atomic_write_text(flat, simmodel.flatten(simmodel.load(machine)))
-        run_logged(simbench_argv(simulate.binary(variant), flat, workers, wl, args, 1, out=out), log)
+        run_logged(simbench_argv(simulate.binary(variant), flat, workers, name, 1, out=out), log)
         _, entries = load_gb_file(out)
     e = next(e for e in entries if e.benchmark == name)
     return e.real_s * 1e9, e.counters

@@ -73,6 +73,11 @@ typedef struct ref_counters {
 } ref_counters_t;
 const ref_counters_t *ref_counters(void) __attribute__((weak));
 
+/* Optional: what the runtime's policy does, in the words of `bench --policy` that it
+ * has ("steals=1 steal_batch=4"; drv_runtime_t.policy): run.py reads a row's part in
+ * the batching experiment from them (roles.py).  Length as snprintf. */
+int ref_policy(char *buf, size_t n) __attribute__((weak));
+
 #ifdef __cplusplus
 }
 #endif

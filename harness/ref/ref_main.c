@@ -114,6 +114,7 @@ int main(int argc, char **argv)
         .placement = NULL, /* the runtimes do not pin their threads */
         .sets = {ref_sets_bench, ref_sets_full, ref_sets_smoke},
         .supports = supports,
+        .policy = ref_policy, /* NULL where the runtime states none */
     };
     const ref_counters_t *c = ref_counters ? ref_counters() : NULL;
     if (c) {

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +35,13 @@
 const char ref_variant[] = WS_ROW;
 const char ref_runtime[] = "the work-stealing article's scheduler (seed 003, section 3), "
                            "steal_k " WS_STR(WS_STEAL_K);
+
+/* Of bench --policy's words, those this scheduler has: whether and how much a thief
+ * takes (-1: half the victim's deque). */
+int ref_policy(char *buf, size_t n)
+{
+    return snprintf(buf, n, "steals=%d steal_batch=%d", WS_STEAL_K != 0, WS_STEAL_K);
+}
 
 int ref_init(int workers)
 {

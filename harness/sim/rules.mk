@@ -14,6 +14,10 @@ SIM_FLAGS  := -DSB_SIM -include harness/sim/sim.h -Iharness/sim
 SIM_WL_OBJS := $(patsubst %.c,$(SIM_BUILD)/wlobj/%.o,$(BENCH_WL_SRCS))
 SIM_ENGINE_OBJS := $(SIM_BUILD)/engine/sim_engine.o $(SIM_BUILD)/engine/sim_model.o
 SIM_ASM_OBJ := $(SIM_BUILD)/asm/fcontext.o
+# The bench driver and the Google Benchmark shim, as the real benches use them: they run
+# on the host thread, outside the simulation (sim_main.c), so they are built without sim.h
+SIM_DRIVER_OBJS := $(BUILD)/benchobj/harness/bench/driver.o $(SHIM_OBJ)
+SIM_BENCH_DEFS = -DSCHEDBENCH_CFLAGS='"$(BENCH_CFLAGS_STR) $(SIM_FLAGS)"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"'
 
 $(SIM_ASM_OBJ): asm/fcontext.S $(wildcard asm/*.S asm/*.h)
 	@mkdir -p $(@D)
@@ -35,10 +39,10 @@ $(SIM_BUILD)/$(1)/obj/%.o: common/%.c $(COMMON_HDRS) $(SIM_HDRS) $(2)/variant.h 
 
 $(SIM_BUILD)/$(1)/obj/sim_main.o: harness/sim/sim_main.c $(SIM_HDRS) $(BENCH_HDRS) $(BENCH_STAMP)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) $(SIM_FLAGS) -DVARIANT_LABEL='"$(1)"' -DSCHEDBENCH_GIT_REV='"$(GIT_REV)"' $$(CFLAGS) -c $$< -o $$@
+	$$(CC) $$(CPPFLAGS) $(SIM_FLAGS) -DVARIANT_LABEL='"$(1)"' $(SIM_BENCH_DEFS) $$(CFLAGS) -c $$< -o $$@
 
-$(SIM_BUILD)/$(1)/simbench: $(patsubst common/%.c,$(SIM_BUILD)/$(1)/obj/%.o,$(COMMON_SRCS)) $(SIM_BUILD)/$(1)/obj/sim_main.o $(SIM_WL_OBJS) $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ)
-	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -ldl -o $$@.tmp && mv -f $$@.tmp $$@
+$(SIM_BUILD)/$(1)/simbench: $(patsubst common/%.c,$(SIM_BUILD)/$(1)/obj/%.o,$(COMMON_SRCS)) $(SIM_BUILD)/$(1)/obj/sim_main.o $(SIM_WL_OBJS) $(SIM_ENGINE_OBJS) $(SIM_ASM_OBJ) $(SIM_DRIVER_OBJS)
+	$$(CXX) $$(CXXFLAGS) $$^ $$(BENCH_LIBS) $$(LDLIBS) -ldl -o $$@.tmp && mv -f $$@.tmp $$@
 endef
 $(foreach v,$(VARIANTS),$(eval $(call SIM_RULES,$(v),variants/$(v))))
 sim: $(patsubst %,$(SIM_BUILD)/%/simbench,$(VARIANTS))

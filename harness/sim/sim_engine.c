@@ -3,7 +3,8 @@
  * on one OS thread, a discrete-event clock, cache lines, the futex, the cost model.
  *
  * Compiled WITHOUT sim.h (it implements it), so pthread_*, clock_gettime and the atomics
- * here are the real ones; they are used only by the one OS thread.
+ * here are the real ones.  The simulation runs on one OS thread; another thread calling
+ * a service (a host beside it: sim_serve, at the end) gets the real one.
  *
  * Time.  Every simulated thread has its own clock (picoseconds, integers: the same run
  * gives the same numbers bit for bit).  The running thread advances its clock by what it
@@ -102,7 +103,15 @@ typedef struct sim_thread {
 static sim_thread_t **threads;
 static int nthreads, cap_threads;
 static sim_thread_t *cur;
-static bool running;
+static bool running;          /* a simulation is under way, on sim_os_thread */
+static pthread_t sim_os_thread;
+/* Whether the caller is the simulated program.  A host beside the simulation (sim_serve:
+ * Google Benchmark on the process's main thread) calls the same code, e.g. a workload's
+ * sequential answer: there every service is the real one. */
+static inline bool simulating(void)
+{
+    return running && pthread_equal(pthread_self(), sim_os_thread);
+}
 static bthread_fcontext_t host_ctx;
 static int host_errno;
 static unsigned char *host_tls;
@@ -572,7 +581,7 @@ static uint64_t line_move(line_t *l, int pu, bool write, uint64_t base, uint64_t
 
 void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
 {
-    if (!running)
+    if (!simulating())
         return;
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
     sched_point();
@@ -602,7 +611,7 @@ void sim_access(uintptr_t addr, enum sim_access_kind kind, int mo)
  * left of the transfer.  Issuing it costs a load hit. */
 void sim_prefetch(const void *addr, int write)
 {
-    if (!running)
+    if (!simulating())
         return;
     sched_point();
     uint64_t start = cur->clock;
@@ -618,7 +627,7 @@ void sim_prefetch(const void *addr, int write)
 /* ---- charged services ------------------------------------------------------------------ */
 void sim_charge_work(enum sim_work_kind kind, uint64_t units)
 {
-    if (!running)
+    if (!simulating())
         return;
     uint64_t per = kind == SIM_WORK_KERNEL_ITER  ? sim_model.kernel_iter_ps
                    : kind == SIM_WORK_SHA1_BLOCK ? sim_model.c[SIM_C_SHA1_BLOCK]
@@ -629,7 +638,7 @@ void sim_charge_work(enum sim_work_kind kind, uint64_t units)
 
 void sim_cpu_relax(void)
 {
-    if (!running) {
+    if (!simulating()) {
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
@@ -737,7 +746,7 @@ static uint64_t cold_cost(uintptr_t sp)
 intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intptr_t vp,
                            bool preserve_fpu)
 {
-    if (!running)
+    if (!simulating())
         return bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
     int pu = cur->pu;
     settle(pu);
@@ -749,7 +758,7 @@ intptr_t sim_jump_fcontext(bthread_fcontext_t *ofc, bthread_fcontext_t nfc, intp
     sim_stats.resume_ps += cold;
     sim_stats.task_switches++;
     intptr_t r = bthread_jump_fcontext(ofc, nfc, vp, preserve_fpu);
-    if (running) /* resumed, on whichever PU took us: its jump saved what it left */
+    if (simulating()) /* resumed, on whichever PU took us: its jump saved what it left */
         settle(cur->pu);
     return r;
 }
@@ -875,7 +884,7 @@ long sim_syscall(long nr, ...)
     for (int i = 0; i < 6; i++)
         a[i] = va_arg(ap, long);
     va_end(ap);
-    if (!running)
+    if (!simulating())
         return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (nr != SYS_futex) {
         fprintf(stderr, "simulate: system call %ld is not simulated\n", nr);
@@ -907,7 +916,7 @@ static uint64_t total_busy(void)
 
 int sim_clock_gettime(clockid_t id, struct timespec *ts)
 {
-    if (!running)
+    if (!simulating())
         return clock_gettime(id, ts);
     sched_point();
     charge(sim_model.c[SIM_C_CLOCK]);
@@ -936,7 +945,7 @@ static int sleep_until(uint64_t deadline_ps)
 
 int sim_clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem)
 {
-    if (!running)
+    if (!simulating())
         return clock_nanosleep(id, flags, req, rem);
     if (flags & TIMER_ABSTIME) {
         uint64_t t = ts_ps(req);
@@ -947,14 +956,14 @@ int sim_clock_nanosleep(clockid_t id, int flags, const struct timespec *req, str
 
 int sim_nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    if (!running)
+    if (!simulating())
         return nanosleep(req, rem);
     return sleep_until(cur->clock + ts_ps(req));
 }
 
 int sim_usleep(useconds_t us)
 {
-    if (!running)
+    if (!simulating())
         return usleep(us);
     return sleep_until(cur->clock + (uint64_t)us * 1000000ull);
 }
@@ -964,7 +973,7 @@ int sim_usleep(useconds_t us)
  * in the same charge). */
 void *sim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (running) {
+    if (simulating()) {
         sched_point();
         charge(sim_model.c[SIM_C_STACK_MAP]);
         sim_stats.maps++;
@@ -974,7 +983,7 @@ void *sim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 int sim_munmap(void *addr, size_t len)
 {
-    if (running) {
+    if (simulating()) {
         sched_point();
         charge(sim_model.c[SIM_C_STACK_UNMAP]);
         sim_stats.unmaps++;
@@ -984,21 +993,21 @@ int sim_munmap(void *addr, size_t len)
 
 int sim_sched_yield(void)
 {
-    if (!running)
+    if (!simulating())
         return sched_yield();
     sched_point();
     charge(sim_model.c[SIM_C_YIELD]);
     return 0;
 }
 
-int sim_getcpu(void) { return running ? cur->pu : sched_getcpu(); }
+int sim_getcpu(void) { return simulating() ? cur->pu : sched_getcpu(); }
 
 /* ---- mutex and condition variable over the simulated futex ---------------------------- */
 static inline int *word(void *p) { return (int *)p; }
 
 int sim_mutex_trylock(pthread_mutex_t *m)
 {
-    if (!running)
+    if (!simulating())
         return pthread_mutex_trylock(m);
     int *w = word(m);
     sim_access((uintptr_t)w, SIM_RMW, memory_order_acquire);
@@ -1010,7 +1019,7 @@ int sim_mutex_trylock(pthread_mutex_t *m)
 
 int sim_mutex_lock(pthread_mutex_t *m)
 {
-    if (!running)
+    if (!simulating())
         return pthread_mutex_lock(m);
     int *w = word(m);
     sim_access((uintptr_t)w, SIM_RMW, memory_order_acquire); /* cmpxchg 0 -> 1 */
@@ -1030,7 +1039,7 @@ int sim_mutex_lock(pthread_mutex_t *m)
 
 int sim_mutex_unlock(pthread_mutex_t *m)
 {
-    if (!running)
+    if (!simulating())
         return pthread_mutex_unlock(m);
     int *w = word(m);
     sim_access((uintptr_t)w, SIM_RMW, memory_order_release);
@@ -1059,14 +1068,14 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline)
 
 int sim_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-    if (!running)
+    if (!simulating())
         return pthread_cond_wait(c, m);
     return cond_wait(c, m, NO_DEADLINE);
 }
 
 int sim_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
-    if (!running)
+    if (!simulating())
         return pthread_cond_timedwait(c, m, abstime);
     uint64_t t = ts_ps(abstime);
     uint64_t d = t > CLOCK_BASE_PS ? t - CLOCK_BASE_PS : 0;
@@ -1087,12 +1096,12 @@ static int cond_wake(pthread_cond_t *c, int n)
     return 0;
 }
 
-int sim_cond_signal(pthread_cond_t *c) { return running ? cond_wake(c, 1) : pthread_cond_signal(c); }
-int sim_cond_broadcast(pthread_cond_t *c) { return running ? cond_wake(c, INT_MAX) : pthread_cond_broadcast(c); }
+int sim_cond_signal(pthread_cond_t *c) { return simulating() ? cond_wake(c, 1) : pthread_cond_signal(c); }
+int sim_cond_broadcast(pthread_cond_t *c) { return simulating() ? cond_wake(c, INT_MAX) : pthread_cond_broadcast(c); }
 
 int sim_once(pthread_once_t *once, void (*fn)(void))
 {
-    if (!running)
+    if (!simulating())
         return pthread_once(once, fn);
     int *w = word(once);
     sim_access((uintptr_t)w, SIM_LOAD, memory_order_acquire);
@@ -1147,7 +1156,7 @@ static void thread_entry(intptr_t unused)
 int sim_thread_create(pthread_t *out, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
                       const char *fn_name)
 {
-    if (!running)
+    if (!simulating())
         return pthread_create(out, attr, fn, arg);
     sched_point();
     charge(sim_model.c[SIM_C_THREAD_CREATE]);
@@ -1174,11 +1183,11 @@ static sim_thread_t *thread_of(pthread_t p)
     return i >= 0 && i < nthreads ? threads[i] : NULL;
 }
 
-pthread_t sim_thread_self(void) { return running ? (pthread_t)cur->id + 1 : pthread_self(); }
+pthread_t sim_thread_self(void) { return simulating() ? (pthread_t)cur->id + 1 : pthread_self(); }
 
 int sim_thread_join(pthread_t p, void **ret)
 {
-    if (!running)
+    if (!simulating())
         return pthread_join(p, ret);
     sim_thread_t *t = thread_of(p);
     if (!t)
@@ -1212,14 +1221,14 @@ static void thread_finish(void *ret)
 
 void sim_thread_exit(void *ret)
 {
-    if (!running)
+    if (!simulating())
         pthread_exit(ret);
     thread_finish(ret);
 }
 
 int sim_thread_getattr(pthread_t p, pthread_attr_t *attr)
 {
-    if (!running)
+    if (!simulating())
         return pthread_getattr_np(p, attr);
     sim_thread_t *t = thread_of(p);
     if (!t)
@@ -1231,7 +1240,7 @@ int sim_thread_getattr(pthread_t p, pthread_attr_t *attr)
 
 int sim_thread_getcpuclockid(pthread_t p, clockid_t *cid)
 {
-    if (!running)
+    if (!simulating())
         return pthread_getcpuclockid(p, cid);
     sim_thread_t *t = thread_of(p);
     if (!t)
@@ -1242,7 +1251,7 @@ int sim_thread_getcpuclockid(pthread_t p, clockid_t *cid)
 
 int sim_thread_setname(pthread_t p, const char *name)
 {
-    if (!running)
+    if (!simulating())
         return pthread_setname_np(p, name);
     return 0;
 }
@@ -1290,6 +1299,7 @@ void sim_run(void *(*fn)(void *), void *arg, int nworker_pus_, uint64_t start_ps
     m->state = T_RUNNING;
     m->clock = start_ps;
     cur = m;
+    sim_os_thread = pthread_self();
     running = true;
     if (tls_memsz)
         memcpy(tls_block, m->tls, tls_memsz);
@@ -1300,3 +1310,79 @@ void sim_run(void *(*fn)(void *), void *arg, int nworker_pus_, uint64_t start_ps
 uint64_t sim_now_ps(void) { return running ? cur->clock : 0; }
 uint64_t sim_busy_ps(void) { return running ? total_busy() : 0; }
 int sim_thread_count(void) { return nthreads; }
+
+/* ---- a simulation beside a host (sim_serve) ----------------------------------------------- */
+
+static struct {
+    pthread_t os_thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*fn)(void *); /* the call waiting to run; NULL: none */
+    void *arg;
+    bool done, ending;
+    int nworkers;
+    uint64_t start_ps;
+} serve = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* The simulated main thread: each call in turn.  Between calls it waits on a real
+ * condition variable, which stops the whole simulation in real time and not at all in
+ * simulated time (no other simulated thread runs meanwhile). */
+static void *serve_main(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&serve.mu);
+        while (!serve.fn && !serve.ending)
+            pthread_cond_wait(&serve.cv, &serve.mu);
+        void (*fn)(void *) = serve.fn;
+        void *arg = serve.arg;
+        pthread_mutex_unlock(&serve.mu);
+        if (!fn)
+            return NULL;
+        fn(arg);
+        pthread_mutex_lock(&serve.mu);
+        serve.fn = NULL;
+        serve.done = true;
+        pthread_cond_broadcast(&serve.cv);
+        pthread_mutex_unlock(&serve.mu);
+    }
+}
+
+static void *serve_thread(void *unused)
+{
+    (void)unused;
+    sim_run(serve_main, NULL, serve.nworkers, serve.start_ps);
+    return NULL;
+}
+
+void sim_serve(int nworkers, uint64_t start_ps)
+{
+    serve.nworkers = nworkers;
+    serve.start_ps = start_ps;
+    int rc = pthread_create(&serve.os_thread, NULL, serve_thread, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "simulate: cannot start the simulation's thread: %s\n", strerror(rc));
+        exit(2);
+    }
+}
+
+void sim_call(void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&serve.mu);
+    serve.fn = fn;
+    serve.arg = arg;
+    serve.done = false;
+    pthread_cond_broadcast(&serve.cv);
+    while (!serve.done)
+        pthread_cond_wait(&serve.cv, &serve.mu);
+    pthread_mutex_unlock(&serve.mu);
+}
+
+void sim_serve_end(void)
+{
+    pthread_mutex_lock(&serve.mu);
+    serve.ending = true;
+    pthread_cond_broadcast(&serve.cv);
+    pthread_mutex_unlock(&serve.mu);
+    pthread_join(serve.os_thread, NULL);
+}

@@ -98,7 +98,17 @@ extern const char *const sim_cost_names[SIM_C_N];
  * returns when it returns.  The first nworkers PUs belong to the workers, other threads
  * get the PUs after them (wrapping around). */
 void sim_run(void *(*fn)(void *), void *arg, int nworkers, uint64_t start_ps);
-/* The running simulated thread's clock (ps); the CPU time of all threads (ps). */
+/* The simulated program beside a host: sim_serve starts a simulation on an OS thread
+ * of its own (its own heap arena too, so what the host allocates moves nothing the
+ * simulated program touches), whose main thread runs each sim_call(fn, arg) in turn;
+ * sim_call returns once fn has.  sim_serve_end makes main return (the program must have
+ * stopped its other threads) and waits for the simulation to end.  The host's own calls
+ * of simulated code run for real.  One simulation per process. */
+void sim_serve(int nworkers, uint64_t start_ps);
+void sim_call(void (*fn)(void *), void *arg);
+void sim_serve_end(void);
+/* The simulated main thread's clock (ps) and the CPU time of all threads (ps), as of the
+ * last sim_call (from the host), or now (inside the simulation). */
 uint64_t sim_now_ps(void);
 uint64_t sim_busy_ps(void);
 int sim_thread_count(void);

@@ -7,9 +7,12 @@ import os
 
 import pytest
 
-from harness.driver import answers, batching, families, plan
-from harness.driver.config import BATCH_ONLY, BATCH_STEAL_ROWS, BATCH_SUBMIT_ROWS
+from harness.driver import answers, batching, build, families, plan
+from harness.driver.config import BATCH_SUBMIT_ROWS
+from harness.driver.roles import Roles, parse_policy
 from harness.driver.rundata import load_run
+
+from conftest import ROOT
 
 # ten repetitions a side, 0.99 .. 1.01 of each time
 JITTER = (0.99, 1.0, 1.01, 0.995, 1.005, 0.9925, 1.0025, 1.0075, 0.9975, 1.0)
@@ -21,16 +24,54 @@ def name(batch, frm, grain, late, spin=0):
             f"late:{late}/real_time")
 
 
+# what the rows' benches print (`bench --policy`): the variants all their words, the
+# article's scheduler (a reference row) the two it has
+VARIANT_WORDS = "steals=1 steal_batch={} keeps_tasks=0 one_queue=0 runnext=1 idle_sleeps=1"
+POLICY = {"chaselev": VARIANT_WORDS.format(1), "steal4": VARIANT_WORDS.format(4),
+          "steal16": VARIANT_WORDS.format(16), "steal32": VARIANT_WORDS.format(32),
+          "half": VARIANT_WORDS.format(-1),
+          "fair": VARIANT_WORDS.format(1).replace("runnext=1", "runnext=0"),
+          "affinity": "steals=0 steal_batch=0 keeps_tasks=1 one_queue=0 runnext=1 idle_sleeps=1",
+          "ws": "steals=1 steal_batch=1", "ws-steal16": "steals=1 steal_batch=16",
+          "ws-half": "steals=1 steal_batch=-1", "ws-nosteal": "steals=0 steal_batch=0"}
+REFERENCES = {"ws", "ws-steal16", "ws-half", "ws-nosteal"}
+
+
+def test_the_rows_of_batch_stealing_are_read_from_the_policies():
+    roles = Roles({v: parse_policy(w) for v, w in POLICY.items()}, REFERENCES)
+    assert roles.batch_steal_rows() == {
+        "chaselev": [("steal4", "4"), ("steal16", "16"), ("steal32", "32"), ("half", "half")],
+        "ws": [("ws-steal16", "16"), ("ws-half", "half")]}
+    # half is a policy of its own standing; the article's scheduler's rows serve it alone
+    assert roles.batch_only() == {"steal4", "steal16", "steal32", "ws-steal16", "ws-half"}
+    assert [roles.batch_part(v) for v in ("chaselev", "ws", "steal4", "ws-half", "fair")] == \
+        ["submit", "submit", "steal", "steal", None]
+    # a reference row is never a pool, whatever its words
+    assert roles.pools() == ["affinity"] and not roles.is_pool("ws-nosteal")
+
+
+def test_the_built_benches_state_the_batching_rows():
+    tree = build.Build(ROOT)
+    names = [v for v in tree.variants if os.path.exists(tree.binary(v, False))]
+    refs = [r for r in ("ws", "ws-steal16", "ws-nosteal")
+            if os.path.exists(tree.binary(r, True))]
+    if "chaselev" not in names or "ws" not in refs:
+        pytest.skip("the benches are not built (make all refs)")
+    roles = Roles({**{v: tree.policy(v) for v in names},
+                   **{r: tree.policy(r, True) for r in refs}}, refs)
+    rows = roles.batch_steal_rows()
+    assert {"steal4", "steal16", "half"} <= {r for r, _ in rows["chaselev"]}
+    assert ("ws-steal16", "16") in rows["ws"] and "ws-nosteal" not in dict(rows["ws"])
+
+
 def test_the_quick_sweep_runs_the_whole_grid_only_on_the_rows_of_the_question():
     listed = [name(b, f, g, l) for g in (500, 100) for l in (0, 1) for f in (0, 1)
               for b in (0, 32)] + [name(0, 0, 500, 0, spin=1)]
-    for row in BATCH_SUBMIT_ROWS + ("chaselev-aa",):
-        assert plan.quick_selection(listed, workers=2, variant=row) == listed
-    steal = plan.quick_selection(listed, workers=2, variant=BATCH_STEAL_ROWS["ws"][1][0])
+    assert plan.quick_selection(listed, workers=2, part="submit") == listed
+    steal = plan.quick_selection(listed, workers=2, part="steal")
     assert steal == [name(0, 1, g, l) for g in (500, 100) for l in (0, 1)]
-    assert plan.quick_selection(listed, workers=2, variant="fair") == listed[:1]
-    assert plan.quick_selection(listed, workers=1, variant="chaselev") == listed[:1]
-    assert set(BATCH_ONLY) <= {r for rows in BATCH_STEAL_ROWS.values() for r, _ in rows}
+    assert plan.quick_selection(listed, workers=2, part=None) == listed[:1]
+    assert plan.quick_selection(listed, workers=1, part="submit") == listed[:1]
 
 
 # ms per (row, batch, from, grain, late) at 2 workers; the ideal of 20000 tasks of 0.1 us on
@@ -77,7 +118,7 @@ def write_run(root, rows, run_id, workers=2, simulated=False, bands=None):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             json.dump({"context": {"variant": row, "workers": str(workers), "git_rev": "abc",
-                                   **({"runtime": "ws"} if ref else {})},
+                                   "policy": POLICY[row], **({"runtime": "ws"} if ref else {})},
                        "benchmarks": benches}, f)
     meta = {"run_id": run_id, "git": {"rev": "abc", "dirty": False}}
     if simulated:

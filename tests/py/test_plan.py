@@ -5,6 +5,7 @@ import pytest
 
 from harness.driver import build, plan
 from harness.driver.config import UsageError
+from harness.driver.gbjson import params_of
 
 
 def test_quick_selection():
@@ -99,17 +100,16 @@ def test_a_variant_that_fails_to_build_stops_the_run_and_a_reference_is_skipped(
 
 
 SIM_LISTING = {
-    "fib": [("fib/n:25/real_time", "25"), ("fib/n:30/real_time", "30")],
-    "imbalance": [("imbalance/imbalance:0/grain_us:10/real_time", "0,10"),
-                  ("imbalance/imbalance:2/grain_us:10/real_time", "2,10")],
-    "uts": [("uts/tree:1/real_time", "1")]}
+    "fib": ["fib/n:25/real_time", "fib/n:30/real_time"],
+    "imbalance": ["imbalance/imbalance:0/grain_us:10/real_time",
+                  "imbalance/imbalance:2/grain_us:10/real_time"],
+    "uts": ["uts/tree:1/real_time"]}
 
 
 def test_a_simulated_plan_takes_the_sets_by_the_sweeps_rules():
     """simulate.py's points come from plan.py: one per variant x workers x workload, in
     that order; each workload's first set, every set of the claim's workloads, or all
-    sets, a filter's, a real run's (like); each point names its simbench and the --args
-    of its sets."""
+    sets, a filter's, a real run's (like); each point names its simbench and its sets."""
     targets = [plan.Target("chaselev", False, "/sim/chaselev/simbench"),
                plan.Target("static", False, "/sim/static/simbench")]
     points = plan.simulated_points(targets, SIM_LISTING, None, [1, 4], "epyc16")
@@ -122,15 +122,15 @@ def test_a_simulated_plan_takes_the_sets_by_the_sweeps_rules():
         "workers": 1, "workload": "imbalance", "binary": "/sim/chaselev/simbench",
         "benchmarks": ["imbalance/imbalance:0/grain_us:10/real_time",
                        "imbalance/imbalance:2/grain_us:10/real_time"],
-        "args": ["0,10", "2,10"], "filter": None, "simulated": True, "model": "epyc16",
+        "filter": None, "simulated": True, "model": "epyc16",
         "raw": "raw/chaselev/workers-1/imbalance.json",
         "log": "logs/chaselev/workers-1/imbalance.log"}
     assert list(points[1]) == ["id", "variant", "reference", "workers", "workload", "binary",
-                               "benchmarks", "args", "filter", "simulated", "model", "raw",
+                               "benchmarks", "filter", "simulated", "model", "raw",
                                "log"]
 
     def sets(**kw):
-        return {p["workload"]: p["args"]
+        return {p["workload"]: [",".join(params_of(b).values()) for b in p["benchmarks"]]
                 for p in plan.simulated_points(targets[:1], SIM_LISTING, kw.pop("workloads", None),
                                                [2], "m", **kw)}
 
@@ -147,10 +147,12 @@ def test_a_simulated_plan_takes_the_sets_by_the_sweeps_rules():
 
 def test_a_simulated_listing_is_read_from_simbench(tmp_path):
     fake = tmp_path / "simbench"
-    fake.write_text("#!/bin/sh\n[ \"$1\" = --list ] || exit 2\n"
-                    "printf 'fib 0 fib/n:25/real_time 25\\nfib 1 fib/n:30/real_time 30\\n"
-                    "uts 0 uts/tree:1/real_time 1\\n'\n")
+    # the driver's listing: names as Google Benchmark ends them (manual time), keyed
+    # as the measured sets are
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --benchmark_list_tests ] || exit 2\n"
+                    "printf 'fib/n:25/manual_time\\nfib/n:30/manual_time\\n"
+                    "uts/tree:1/manual_time\\n'\n")
     fake.chmod(0o755)
     assert plan.simulated_listing(str(fake)) == {
-        "fib": [("fib/n:25/real_time", "25"), ("fib/n:30/real_time", "30")],
-        "uts": [("uts/tree:1/real_time", "1")]}
+        "fib": ["fib/n:25/real_time", "fib/n:30/real_time"],
+        "uts": ["uts/tree:1/real_time"]}
