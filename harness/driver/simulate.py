@@ -72,14 +72,14 @@ def variants_built(build=SIM_BUILD):
 
 
 def variant_policies(variants):
-    """{variant: its policy in `bench --policy`'s words} for a simulated run's meta.json
-    (roles.py reads it: simbench records no policy), from the native benches of the same
-    variant.h; a variant whose bench is not built is left out."""
-    from .build import Build
-    build, out = Build(ROOT), {}
+    """{variant: its policy in `--policy`'s words} for a simulated run's meta.json (as
+    each raw file's context records it, for roles.py before any point has run), from the
+    variants' simbench; a variant whose simbench is not built is left out."""
+    from .build import binary_policy
+    out = {}
     for v in variants:
         try:
-            policy = build.policy(v)
+            policy = binary_policy(binary(v))
         except UsageError:
             continue
         if policy:

@@ -28,6 +28,8 @@ def fake_sim_build(path, variants=SIM_VARIANTS):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy(os.path.join(FIXTURES, "fake_simbench.py"), dest)
         os.chmod(dest, 0o755)
+        # its policy words are the fake bench's (what --policy prints)
+        shutil.copy(os.path.join(FIXTURES, "fake_bench.py"), os.path.dirname(dest))
     return str(path)
 
 
