@@ -7,7 +7,8 @@
  * a task lend a blocked worker's queues to the others (common/sched.c,
  * core_worker_blocks).  And a burst of work queued while idle workers spin must reach
  * enough workers when the first ones to take it block (brpc's
- * MutexTest.mix_thread_types, which hung about 1 run in 10 on adaptive).
+ * MutexTest.mix_thread_types: a lost wake-up there hangs a variant whose idle workers
+ * spin before they park).
  *
  * Threads record failures with CHECK; the test's thread asserts once they are joined.
  */
@@ -153,8 +154,8 @@ static void mix_rounds(void *(*loop)(void *), int rounds, int round_ms)
     assert_no_failures();
 }
 
-/* Rounds of 100 ms: the adaptive hang showed in about 1 run of 10 of brpc's 1 s case
- * and 1 of 10 rounds here; 20 rounds find it in most runs of the test. */
+/* Rounds of 100 ms: a hang of 1 in 10 of brpc's 1 s case shows in about 1 of 10 rounds
+ * here; 20 rounds find it in most runs of the test. */
 Test(blocking, mixed_thread_types_on_one_mutex_all_finish, .timeout = 120)
 {
     cr_assert_eq(bthread_mutex_init(&mix_mutex, NULL), 0);

@@ -195,7 +195,8 @@ Test(sched, each_bthread_keeps_its_errno_across_yields, .timeout = 60)
 
 /* The lazy start-up runs in the caller's thread (hwloc, mmap, thread creation): the
  * caller's errno is as it was, at the first start and at a growth (brpc's
- * BthreadTest.errno_not_changed; the numa variant's topology load left ENOENT). */
+ * BthreadTest.errno_not_changed; a topology-aware victim order's load of the topology
+ * can leave ENOENT). */
 Test(sched, the_first_start_leaves_the_callers_errno_alone, .timeout = 30)
 {
     errno = 4321;
